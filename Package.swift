@@ -1,0 +1,120 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Project code builds in Swift 6 mode with every warning an error; dependencies keep their own settings.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "storekeeper",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "storekeeper-gateway", targets: ["GatewayMain"]),
+        .executable(name: "storekeeper-verifier", targets: ["VerifierMain"]),
+        .executable(name: "storekeeper-ledger", targets: ["LedgerMain"]),
+        .executable(name: "storekeeper-sim", targets: ["SimMain"]),
+        .executable(name: "storekeeper", targets: ["CLIMain"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        // MARK: C layers
+        .systemLibrary(name: "CZeroMQ", path: "Shared/CZeroMQ"),
+        .target(
+            name: "CCurl",
+            path: "Shared/CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+
+        // MARK: Shared
+        .target(
+            name: "Contracts",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Shared/Contracts",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "ZeroMQ",
+            dependencies: ["CZeroMQ", .product(name: "Logging", package: "swift-log")],
+            path: "Shared/ZeroMQ",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "CurlHTTP",
+            dependencies: [
+                "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/CurlHTTP",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "StorekeeperCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Shared/Core",
+            swiftSettings: strict
+        ),
+
+        // MARK: Services (logic) and their thin executables
+        .target(name: "Gateway", dependencies: serviceDependencies, path: "Services/Gateway/Sources", swiftSettings: strict),
+        .executableTarget(name: "GatewayMain", dependencies: ["Gateway", "StorekeeperCore"], path: "Services/Gateway/Main", swiftSettings: strict),
+        .target(name: "Verifier", dependencies: serviceDependencies + ["CurlHTTP"], path: "Services/Verifier/Sources", swiftSettings: strict),
+        .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
+        .target(name: "Ledger", dependencies: serviceDependencies, path: "Services/Ledger/Sources", swiftSettings: strict),
+        .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),
+        .target(name: "Simulator", dependencies: serviceDependencies, path: "Services/Sim/Sources", swiftSettings: strict),
+        .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),
+        .target(
+            name: "StorekeeperCLI",
+            dependencies: serviceDependencies + [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Services/CLI/Sources",
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "CLIMain", dependencies: ["StorekeeperCLI"], path: "Services/CLI/Main", swiftSettings: strict),
+
+        // MARK: Tests
+        .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
+        .testTarget(
+            name: "CurlHTTPTests",
+            dependencies: [
+                "CurlHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/CurlHTTPTests",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore"], path: "Tests/CLITests", swiftSettings: strict),
+        .testTarget(
+            name: "VerifierTests", dependencies: ["Verifier", "Contracts"], path: "Tests/VerifierTests",
+            resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
+        // Slow tests that start the real executables as processes.
+        .testTarget(name: "IntegrationTests", dependencies: ["StorekeeperCore"], path: "Tests/IntegrationTests", swiftSettings: strict),
+    ]
+)
+
+/// What every service library builds on.
+var serviceDependencies: [Target.Dependency] {
+    [
+        "Contracts", "ZeroMQ", "StorekeeperCore",
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    ]
+}

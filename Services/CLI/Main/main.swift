@@ -1,0 +1,3 @@
+import StorekeeperCLI
+
+await StorekeeperCommand.runAsMain()

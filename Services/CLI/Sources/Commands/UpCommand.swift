@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import StorekeeperCore
+
+/// `storekeeper up`: a whole local stack in the foreground.
+struct UpCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "up",
+        abstract: "Run ledger, verifiers and gateway (and with --sim the App Store simulator) in the foreground.")
+
+    @Option(help: "How many verifier processes to start.")
+    var verifiers = 2
+
+    @Flag(help: "Also start storekeeper-sim and point the verifiers at it instead of Apple.")
+    var sim = false
+
+    @Option(help: "Where the storekeeper-* executables are (default: beside this one).")
+    var binDir: String?
+
+    func validate() throws {
+        guard (1...64).contains(verifiers) else { throw ValidationError("--verifiers must be between 1 and 64") }
+    }
+
+    func run() async throws {
+        let configuration: StorekeeperConfiguration
+        do {
+            configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
+        } catch {
+            print("configuration error: \(error)")
+            throw ExitCode(ProcessLauncher.configurationErrorStatus)
+        }
+        LoggingBootstrap.bootstrap(configuration.log, secrets: configuration.secrets)
+        let logger = Logger(label: "storekeeper")
+        let directory = binDir.map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let supervisor = StackSupervisor(
+            plan: StackPlan(configuration: configuration, verifiers: verifiers, withSimulator: sim),
+            binaryDirectory: directory, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: supervisor)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

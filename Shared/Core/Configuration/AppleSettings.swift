@@ -1,0 +1,35 @@
+/// How the verifier pool talks to Apple.
+public struct AppleSettings: Sendable {
+    /// `STOREKEEPER_APPLE_PRODUCTION_URL`: tried first for every receipt.
+    public var productionURL: String
+    /// `STOREKEEPER_APPLE_SANDBOX_URL`: tried on 21007 (sandbox receipt sent to production).
+    public var sandboxURL: String
+    /// `STOREKEEPER_APPLE_SHARED_SECRET`: sent as `password`; required by auto-renewable receipts.
+    public var sharedSecret: Secret?
+    /// `STOREKEEPER_BUNDLE_IDS`: when not empty, receipts of other bundles are `bundle_mismatch`.
+    public var bundleIDs: [String]
+    /// `STOREKEEPER_VERIFY_DEADLINE_MS`: one verification, retries and fallback included.
+    public var verifyDeadline: Duration
+    /// `STOREKEEPER_APPLE_CONNECT_TIMEOUT_MS`: connecting to Apple, per attempt.
+    public var connectTimeout: Duration
+    /// `STOREKEEPER_APPLE_ATTEMPT_TIMEOUT_MS`: one Apple call from start to last byte.
+    public var attemptTimeout: Duration
+    /// `STOREKEEPER_VERIFIER_MAX_IN_FLIGHT`: Apple calls one verifier runs at once.
+    public var maxInFlight: Int
+
+    public init(reader: EnvironmentReader) throws(ConfigurationError) {
+        productionURL = try reader.httpURL(.appleProductionURL) ?? ""
+        sandboxURL = try reader.httpURL(.appleSandboxURL) ?? ""
+        sharedSecret = reader.secret(.appleSharedSecret)
+        bundleIDs = reader.list(.bundleIDs)
+        verifyDeadline = try reader.milliseconds(.verifyDeadline, in: 100...600_000)
+        connectTimeout = try reader.milliseconds(.appleConnectTimeout, in: 10...120_000)
+        attemptTimeout = try reader.milliseconds(.appleAttemptTimeout, in: 10...600_000)
+        maxInFlight = try reader.integer(.verifierMaxInFlight, in: 1...100_000)
+        if connectTimeout > attemptTimeout {
+            throw ConfigurationError(
+                variable: ConfigurationVariable.appleConnectTimeout.rawValue,
+                reason: "must not exceed \(ConfigurationVariable.appleAttemptTimeout.rawValue)")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+/// Every `STOREKEEPER_*` variable, its default and its meaning: the one table
+/// the readers, `storekeeper config` and the README's list come from.
+public enum ConfigurationVariable: String, CaseIterable, Sendable {
+    // The external contract's variables (spec: Executables and configuration).
+    case appleProductionURL = "STOREKEEPER_APPLE_PRODUCTION_URL"
+    case appleSandboxURL = "STOREKEEPER_APPLE_SANDBOX_URL"
+    case appleSharedSecret = "STOREKEEPER_APPLE_SHARED_SECRET"
+    case bundleIDs = "STOREKEEPER_BUNDLE_IDS"
+    case httpAddress = "STOREKEEPER_HTTP_ADDR"
+    case apiKeys = "STOREKEEPER_API_KEYS"
+    case bindingPolicy = "STOREKEEPER_BINDING_POLICY"
+    case dataDirectory = "STOREKEEPER_DATA_DIR"
+    case eventsEndpoint = "STOREKEEPER_EVENTS_ENDPOINT"
+    // Internal ZeroMQ endpoints.
+    case verifierEndpoint = "STOREKEEPER_VERIFIER_ENDPOINT"
+    case ledgerEndpoint = "STOREKEEPER_LEDGER_ENDPOINT"
+    case replayEndpoint = "STOREKEEPER_REPLAY_ENDPOINT"
+    // Apple calls.
+    case verifyDeadline = "STOREKEEPER_VERIFY_DEADLINE_MS"
+    case appleConnectTimeout = "STOREKEEPER_APPLE_CONNECT_TIMEOUT_MS"
+    case appleAttemptTimeout = "STOREKEEPER_APPLE_ATTEMPT_TIMEOUT_MS"
+    case verifierMaxInFlight = "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT"
+    // Gateway and ledger limits.
+    case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
+    case eventRetentionHours = "STOREKEEPER_EVENT_RETENTION_HOURS"
+    // Simulator.
+    case simulatorAddress = "STOREKEEPER_SIM_ADDR"
+    case simulatorNotificationURL = "STOREKEEPER_SIM_NOTIFICATION_URL"
+    // Observability.
+    case logLevel = "STOREKEEPER_LOG_LEVEL"
+    case logFormat = "STOREKEEPER_LOG_FORMAT"
+    case metricsAddress = "STOREKEEPER_METRICS_ADDR"
+
+    /// The value used when the variable is unset or empty; nil when there is none.
+    public var defaultValue: String? {
+        switch self {
+        case .appleProductionURL: "https://buy.itunes.apple.com/verifyReceipt"
+        case .appleSandboxURL: "https://sandbox.itunes.apple.com/verifyReceipt"
+        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress: nil
+        case .httpAddress: "127.0.0.1:8080"
+        case .bindingPolicy: "transfer"
+        case .dataDirectory: "./data"
+        case .eventsEndpoint: "tcp://127.0.0.1:7420"
+        case .verifierEndpoint: "tcp://127.0.0.1:7421"
+        case .ledgerEndpoint: "tcp://127.0.0.1:7422"
+        case .replayEndpoint: "tcp://127.0.0.1:7423"
+        case .verifyDeadline: "30000"
+        case .appleConnectTimeout: "5000"
+        case .appleAttemptTimeout: "15000"
+        case .verifierMaxInFlight: "4096"
+        case .maxBodyBytes: "1048576"
+        case .eventRetentionHours: "168"
+        case .simulatorAddress: "127.0.0.1:8090"
+        case .logLevel: "info"
+        case .logFormat: "text"
+        }
+    }
+
+    /// Never printed, logged or put in an error description.
+    public var isSecret: Bool { self == .appleSharedSecret || self == .apiKeys }
+
+    public var meaning: String {
+        switch self {
+        case .appleProductionURL: "production verifyReceipt"
+        case .appleSandboxURL: "sandbox verifyReceipt"
+        case .appleSharedSecret: "app-specific or primary shared secret, sent as password; never logged"
+        case .bundleIDs: "comma list; a receipt of any other bundle is rejected (bundle_mismatch)"
+        case .httpAddress: "gateway listen address"
+        case .apiKeys: "comma list; when set, /v1/receipts and /v1/users/* require Authorization: Bearer KEY"
+        case .bindingPolicy: "transfer (a purchase seen under a new user moves to it) or keep (409 already_bound)"
+        case .dataDirectory: "where the ledger keeps its SQLite database"
+        case .eventsEndpoint: "the ledger's event PUB socket (ledger binds)"
+        case .verifierEndpoint: "gateway <-> verifier pool (gateway binds, verifiers connect)"
+        case .ledgerEndpoint: "gateway -> ledger requests (ledger binds)"
+        case .replayEndpoint: "event replay requests (ledger binds)"
+        case .verifyDeadline: "overall deadline of one verification, retries included (ms)"
+        case .appleConnectTimeout: "connect time-out of one Apple call (ms)"
+        case .appleAttemptTimeout: "total time-out of one Apple call (ms)"
+        case .verifierMaxInFlight: "Apple calls one verifier keeps in flight before it pushes back"
+        case .maxBodyBytes: "largest accepted request body (bytes)"
+        case .eventRetentionHours: "how long the ledger keeps events for replay (hours)"
+        case .simulatorAddress: "storekeeper-sim listen address"
+        case .simulatorNotificationURL: "where storekeeper-sim sends version 1 server notifications"
+        case .logLevel: "trace, debug, info, notice, warning, error or critical"
+        case .logFormat: "text (human) or json (one JSON object a line)"
+        case .metricsAddress: "host:port serving /metrics for the verifier, ledger and sim (off when unset)"
+        }
+    }
+}

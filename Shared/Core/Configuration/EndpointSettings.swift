@@ -1,0 +1,26 @@
+/// The ZeroMQ endpoints between the processes.
+public struct EndpointSettings: Sendable {
+    /// `STOREKEEPER_EVENTS_ENDPOINT`: the ledger's event PUB socket (ledger binds).
+    public var events: String
+    /// `STOREKEEPER_VERIFIER_ENDPOINT`: the verifier pool (gateway binds, verifiers connect).
+    public var verifier: String
+    /// `STOREKEEPER_LEDGER_ENDPOINT`: record, notification and entitlement requests (ledger binds).
+    public var ledger: String
+    /// `STOREKEEPER_REPLAY_ENDPOINT`: event replay for subscribers that fell behind (ledger binds).
+    public var replay: String
+
+    public init(reader: EnvironmentReader) throws(ConfigurationError) {
+        typealias V = ConfigurationVariable
+        events = try reader.zmqEndpoint(.eventsEndpoint)
+        verifier = try reader.zmqEndpoint(.verifierEndpoint)
+        ledger = try reader.zmqEndpoint(.ledgerEndpoint)
+        replay = try reader.zmqEndpoint(.replayEndpoint)
+        let all = [(V.eventsEndpoint, events), (V.verifierEndpoint, verifier), (V.ledgerEndpoint, ledger), (V.replayEndpoint, replay)]
+        for (index, (variable, endpoint)) in all.enumerated() {
+            if let clash = all[..<index].first(where: { $0.1 == endpoint }) {
+                throw ConfigurationError(
+                    variable: variable.rawValue, reason: "uses the same endpoint as \(clash.0.rawValue) (\(endpoint))")
+            }
+        }
+    }
+}

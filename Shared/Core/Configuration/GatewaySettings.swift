@@ -1,0 +1,15 @@
+/// The HTTP edge.
+public struct GatewaySettings: Sendable {
+    /// `STOREKEEPER_HTTP_ADDR`: where the gateway listens.
+    public var httpAddress: SocketAddress
+    /// `STOREKEEPER_API_KEYS`: when not empty, `/v1/receipts` and `/v1/users/*` need `Bearer KEY`.
+    public var apiKeys: [Secret]
+    /// `STOREKEEPER_MAX_BODY_BYTES`: larger bodies are `413 payload_too_large`.
+    public var maxBodyBytes: Int
+
+    public init(reader: EnvironmentReader) throws(ConfigurationError) {
+        httpAddress = try reader.socketAddress(.httpAddress)!
+        apiKeys = reader.secrets(.apiKeys)
+        maxBodyBytes = try reader.integer(.maxBodyBytes, in: 1_024...64 * 1_048_576)
+    }
+}

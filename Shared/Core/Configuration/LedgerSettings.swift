@@ -1,0 +1,25 @@
+/// What happens when a purchase already bound to one user is presented by another.
+public enum BindingPolicy: String, CaseIterable, Sendable {
+    /// The purchase moves to the new user (a restore on another account); the move is recorded.
+    case transfer
+    /// The purchase stays; the new user gets `409 already_bound`.
+    case keep
+}
+
+/// The ledger's storage and rules.
+public struct LedgerSettings: Sendable {
+    /// `STOREKEEPER_DATA_DIR`: holds the SQLite database.
+    public var dataDirectory: String
+    /// `STOREKEEPER_BINDING_POLICY`.
+    public var bindingPolicy: BindingPolicy
+    /// `STOREKEEPER_EVENT_RETENTION_HOURS`: events older than this leave the replay log
+    /// (default 7 days, longer than Apple's 6.5-day notification retry window).
+    public var eventRetention: Duration
+
+    public init(reader: EnvironmentReader) throws(ConfigurationError) {
+        dataDirectory = reader.string(.dataDirectory)
+        bindingPolicy = try reader.choice(.bindingPolicy)
+        let hours = try reader.integer(.eventRetentionHours, in: 1...24 * 366)
+        eventRetention = .seconds(hours * 3_600)
+    }
+}

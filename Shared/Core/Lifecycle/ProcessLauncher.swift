@@ -1,0 +1,59 @@
+import Foundation
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// What a Storekeeper executable does around its services: read and validate
+/// the configuration (a bad value exits 78 naming the variable), install
+/// logging and metrics once, run the services until SIGTERM or SIGINT, and
+/// stop them in reverse order.
+public enum ProcessLauncher {
+    /// Exit status for a configuration error (sysexits.h EX_CONFIG).
+    public static let configurationErrorStatus: Int32 = 78
+
+    /// Everything a service builder gets.
+    public struct Context: Sendable {
+        public let name: String
+        public let configuration: StorekeeperConfiguration
+        public let logger: Logger
+        public let metrics: PrometheusCollectorRegistry
+    }
+
+    public static func run(
+        name: String, makeServices: (Context) async throws -> [any Service]
+    ) async -> Never {
+        let configuration: StorekeeperConfiguration
+        do {
+            configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
+        } catch {
+            FileHandle.standardError.write(Data("\(name): configuration error: \(error)\n".utf8))
+            exit(configurationErrorStatus)
+        }
+        LoggingBootstrap.bootstrap(configuration.log, secrets: configuration.secrets)
+        let registry = MetricsBootstrap.bootstrap()
+        var logger = Logger(label: name)
+        logger[metadataKey: "pid"] = "\(getpid())"
+        for variable in configuration.unknownVariables {
+            logger.warning("unknown configuration variable ignored", metadata: ["config.variable": "\(variable)"])
+        }
+        let context = Context(name: name, configuration: configuration, logger: logger, metrics: registry)
+        do {
+            var services = try await makeServices(context)
+            if let address = configuration.metricsAddress {
+                services.append(MetricsEndpoint(address: address, registry: registry, logger: logger))
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services.map { .init(service: $0) },
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            logger.info("started", metadata: ["services": "\(services.count)"])
+            try await group.run()
+            logger.info("stopped")
+            exit(0)
+        } catch {
+            logger.critical("stopped on error", metadata: ["error": "\(error)"])
+            exit(1)
+        }
+    }
+}

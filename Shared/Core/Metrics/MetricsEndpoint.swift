@@ -1,0 +1,28 @@
+import Hummingbird
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// `GET /metrics` in Prometheus text format on its own address, for the
+/// processes that have no HTTP server of their own (verifier, ledger, sim).
+public struct MetricsEndpoint: Service {
+    private let application: Application<RouterResponder<BasicRequestContext>>
+
+    public init(address: SocketAddress, registry: PrometheusCollectorRegistry, logger: Logger) {
+        let router = Router()
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        application = Application(
+            router: router,
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
+            logger: logger)
+    }
+
+    public func run() async throws {
+        try await application.run()
+    }
+}

@@ -1,0 +1,271 @@
+import Contracts
+import SwiftProtobuf
+
+/// One instance of every contract message with every field set to a
+/// non-default value, so a round trip that drops a field shows.
+enum SampleMessages {
+    static var transaction: Transaction {
+        var t = Transaction()
+        t.transactionID = "1000000595277992"
+        t.originalTransactionID = "1000000595277990"
+        t.productID = "com.example.pro.monthly"
+        t.quantity = 2
+        t.purchaseDateMs = 1_574_316_980_000
+        t.originalPurchaseDateMs = 1_574_316_900_000
+        t.expiresDateMs = 1_574_317_280_000
+        t.cancellationDateMs = 1_574_318_000_000
+        t.cancellationReason = 1
+        t.isTrialPeriod = true
+        t.isInIntroOfferPeriod = true
+        t.isUpgraded = true
+        t.webOrderLineItemID = "1000000048506301"
+        t.subscriptionGroupIdentifier = "20516581"
+        t.ownershipType = .familyShared
+        t.offerCodeRefName = "SPRING"
+        t.promotionalOfferID = "promo-1"
+        return t
+    }
+
+    static var pendingRenewal: PendingRenewal {
+        var p = PendingRenewal()
+        p.originalTransactionID = "1000000595277990"
+        p.productID = "com.example.pro.monthly"
+        p.autoRenewProductID = "com.example.pro.yearly"
+        p.autoRenewStatus = false
+        p.expirationIntent = 1
+        p.isInBillingRetryPeriod = true
+        p.gracePeriodExpiresDateMs = 1_574_400_000_000
+        p.priceConsentStatus = 0
+        p.offerCodeRefName = "SPRING"
+        return p
+    }
+
+    static var verifyRequest: VerifyRequest {
+        var r = VerifyRequest()
+        r.receiptData = "MIIT+/base64=="
+        r.excludeOldTransactions = true
+        r.startEnvironment = .sandbox
+        return r
+    }
+
+    static var verifyResult: VerifyResult {
+        var r = VerifyResult()
+        r.environment = .sandbox
+        r.appleStatus = 21006
+        r.style = .ios7
+        r.bundleID = "com.example.app"
+        r.applicationVersion = "42"
+        r.originalApplicationVersion = "1.0"
+        r.receiptCreationDateMs = 1_574_316_000_000
+        r.requestDateMs = 1_574_319_000_000
+        r.transactions = [transaction, transaction]
+        r.transactions[1].transactionID = "1000000595277993"
+        r.pendingRenewals = [pendingRenewal]
+        r.latestReceipt = "MIIU..."
+        r.receiptSha256 = String(repeating: "ab", count: 32)
+        return r
+    }
+
+    static var grant: Grant {
+        var g = Grant()
+        g.transactionID = "1000000595277992"
+        g.originalTransactionID = "1000000595277990"
+        g.productID = "com.example.pro.monthly"
+        g.quantity = 1
+        g.purchaseDateMs = 1_574_316_980_000
+        g.expiresDateMs = 1_574_317_280_000
+        return g
+    }
+
+    static var revocation: Revocation {
+        var r = Revocation()
+        r.transactionID = "1000000595277993"
+        r.cancellationDateMs = 1_574_318_000_000
+        return r
+    }
+
+    static var entitlement: Entitlement {
+        var e = Entitlement()
+        e.productID = "com.example.pro.monthly"
+        e.originalTransactionID = "1000000595277990"
+        e.environment = .sandbox
+        e.expiresDateMs = 1_574_324_473_000
+        e.active = true
+        e.autoRenew = true
+        e.state = .grace
+        return e
+    }
+
+    static var recordRequest: RecordRequest {
+        var r = RecordRequest()
+        r.userID = "u-42"
+        r.result = verifyResult
+        return r
+    }
+
+    static var recordOutcome: RecordOutcome {
+        var o = RecordOutcome()
+        o.userID = "u-42"
+        o.granted = [grant]
+        o.alreadyGranted = ["1000000595277991"]
+        o.revoked = [revocation]
+        o.entitlements = [entitlement]
+        return o
+    }
+
+    static var notificationApply: NotificationApply {
+        var n = NotificationApply()
+        n.notificationID = "f0e1d2c3"
+        n.version = .v1
+        n.notificationType = "DID_RENEW"
+        n.subtype = "BILLING_RECOVERY"
+        n.environment = .production
+        n.bundleID = "com.example.app"
+        n.originalTransactionID = "1000000595277990"
+        n.autoRenewStatus = true
+        n.autoRenewProductID = "com.example.pro.yearly"
+        n.autoRenewStatusChangeDateMs = 1_574_316_000_000
+        n.transactions = [transaction]
+        n.pendingRenewals = [pendingRenewal]
+        n.latestReceipt = "MIIU..."
+        n.signedDateMs = 1_574_316_000_001
+        n.receivedAtMs = 1_574_316_000_002
+        return n
+    }
+
+    static var notificationOutcome: NotificationOutcome {
+        var o = NotificationOutcome()
+        o.applied = true
+        return o
+    }
+
+    static var entitlementsQuery: EntitlementsQuery {
+        var q = EntitlementsQuery()
+        q.userID = "u-42"
+        q.atMs = 1_574_316_000_000
+        return q
+    }
+
+    static var entitlementsAnswer: EntitlementsAnswer {
+        var a = EntitlementsAnswer()
+        a.userID = "u-42"
+        a.entitlements = [entitlement]
+        return a
+    }
+
+    static var transactionRevoked: TransactionRevoked {
+        var r = TransactionRevoked()
+        r.transactionID = "1000000595277993"
+        r.originalTransactionID = "1000000595277990"
+        r.productID = "com.example.pro.monthly"
+        r.cancellationDateMs = 1_574_318_000_000
+        r.cancellationReason = 0
+        return r
+    }
+
+    static var subscriptionRenewed: SubscriptionRenewed {
+        var r = SubscriptionRenewed()
+        r.originalTransactionID = "1000000595277990"
+        r.productID = "com.example.pro.monthly"
+        r.previousExpiresDateMs = 1_574_317_280_000
+        r.expiresDateMs = 1_574_317_580_000
+        return r
+    }
+
+    static var subscriptionChanged: SubscriptionChanged {
+        var c = SubscriptionChanged()
+        c.originalTransactionID = "1000000595277990"
+        c.entitlement = entitlement
+        c.changed = ["auto_renew", "grace"]
+        return c
+    }
+
+    static var subscriptionExpired: SubscriptionExpired {
+        var e = SubscriptionExpired()
+        e.originalTransactionID = "1000000595277990"
+        e.productID = "com.example.pro.monthly"
+        e.expiresDateMs = 1_574_317_580_000
+        e.expirationIntent = 1
+        return e
+    }
+
+    static var bindingTransferred: BindingTransferred {
+        var b = BindingTransferred()
+        b.originalTransactionID = "1000000595277990"
+        b.fromUserID = "u-1"
+        b.toUserID = "u-2"
+        return b
+    }
+
+    static func ledgerEvent(_ payload: LedgerEvent.OneOf_Payload, seq: UInt64) -> LedgerEvent {
+        var e = LedgerEvent()
+        e.seq = seq
+        e.topic = "transaction.granted"
+        e.occurredAtMs = 1_574_316_000_000
+        e.requestID = "req-1"
+        e.userID = "u-42"
+        e.environment = .production
+        e.payload = payload
+        return e
+    }
+
+    static var replayRequest: ReplayRequest {
+        var r = ReplayRequest()
+        r.afterSeq = 41
+        r.maxEvents = 500
+        return r
+    }
+
+    static var replayBatch: ReplayBatch {
+        var b = ReplayBatch()
+        b.events = [ledgerEvent(.transactionGranted(TransactionGranted.with { $0.grant = grant }), seq: 42)]
+        b.headSeq = 99
+        b.oldestRetainedSeq = 7
+        b.more = true
+        return b
+    }
+
+    static var serviceFailure: ServiceFailure {
+        ServiceFailure(.appleUnavailable, message: "Apple did not answer", appleStatus: 21005, retryable: true,
+                       retryAfterMilliseconds: 2_000)
+    }
+
+    /// Every envelope body, each one set.
+    static var envelopeBodies: [Envelope.OneOf_Body] {
+        [
+            .verifyRequest(verifyRequest), .verifyResult(verifyResult), .recordRequest(recordRequest),
+            .recordOutcome(recordOutcome), .notificationApply(notificationApply),
+            .notificationOutcome(notificationOutcome), .entitlementsQuery(entitlementsQuery),
+            .entitlementsAnswer(entitlementsAnswer), .replayRequest(replayRequest), .replayBatch(replayBatch),
+            .failure(serviceFailure),
+        ]
+    }
+
+    /// Every event payload, each one set.
+    static var eventPayloads: [LedgerEvent.OneOf_Payload] {
+        [
+            .transactionGranted(TransactionGranted.with { $0.grant = grant }),
+            .transactionRevoked(transactionRevoked), .subscriptionRenewed(subscriptionRenewed),
+            .subscriptionChanged(subscriptionChanged), .subscriptionExpired(subscriptionExpired),
+            .bindingTransferred(bindingTransferred),
+        ]
+    }
+
+    /// One of every message type of the contracts.
+    static var all: [any SwiftProtobuf.Message] {
+        var messages: [any SwiftProtobuf.Message] = [
+            transaction, pendingRenewal, verifyRequest, verifyResult, grant, revocation, entitlement,
+            recordRequest, recordOutcome, notificationApply, notificationOutcome, entitlementsQuery,
+            entitlementsAnswer, replayRequest, replayBatch, serviceFailure,
+            TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,
+            subscriptionChanged, subscriptionExpired, bindingTransferred,
+        ]
+        messages += envelopeBodies.map {
+            var envelope = Envelope(requestID: "req-1", deadlineMilliseconds: 1_574_316_030_000, body: $0)
+            envelope.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            return envelope
+        }
+        messages += eventPayloads.enumerated().map { ledgerEvent($1, seq: UInt64($0 + 1)) }
+        return messages
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every executable starts, reads its configuration, logs, and stops cleanly
+/// on SIGTERM and SIGINT; a bad setting stops it at once, naming the variable.
+@Suite(.serialized) struct ExecutableLifecycleTests {
+    static let services = ["storekeeper-gateway", "storekeeper-verifier", "storekeeper-ledger", "storekeeper-sim"]
+
+    @Test(arguments: services)
+    func startsLogsAndStopsOnSIGTERM(executable: String) async throws {
+        let child = try ChildProcess(executable, environment: ["STOREKEEPER_LOG_FORMAT": "json"])
+        let started = await child.waitForOutput(containing: "\"msg\":\"started\"")
+        let status = await child.stop()
+        #expect(started, "no start line: \(child.captured)")
+        #expect(status == 0, "exit status \(String(describing: status)): \(child.captured)")
+        #expect(child.captured.contains("\"msg\":\"stopped\""))
+        #expect(child.captured.contains("\"logger\":\"\(executable)\""))
+    }
+
+    @Test func stopsOnSIGINT() async throws {
+        let child = try ChildProcess("storekeeper-ledger")
+        #expect(await child.waitForOutput(containing: "started"))
+        child.signal(SIGINT)
+        let status = await child.waitForExit()
+        if status == nil { await child.stop() }
+        #expect(status == 0, "\(child.captured)")
+    }
+
+    @Test(arguments: services)
+    func aBadSettingStopsItNamingTheVariable(executable: String) async throws {
+        let child = try ChildProcess(executable, environment: ["STOREKEEPER_BINDING_POLICY": "share-it"])
+        let status = await child.waitForExit()
+        if status == nil { await child.stop() }
+        #expect(status == 78)
+        #expect(child.captured.contains("STOREKEEPER_BINDING_POLICY"))
+        #expect(child.captured.contains("share-it"))
+    }
+
+    @Test func theSharedSecretNeverReachesTheLog() async throws {
+        let secret = "f00dfeedcafe0123456789"
+        let child = try ChildProcess(
+            "storekeeper-verifier",
+            environment: ["STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_LOG_LEVEL": "trace"])
+        #expect(await child.waitForOutput(containing: "started"))
+        await child.stop()
+        #expect(!child.captured.contains(secret))
+    }
+
+    @Test func servesPrometheusMetricsWhenAsked() async throws {
+        let port = try freeLoopbackPort()
+        let child = try ChildProcess(
+            "storekeeper-ledger", environment: ["STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(port)"])
+        #expect(await child.waitForOutput(containing: "started"))
+        var body: String?
+        for _ in 0..<100 where body == nil {
+            if let (data, response) = try? await URLSession.shared.data(
+                from: URL(string: "http://127.0.0.1:\(port)/metrics")!),
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
+                body = String(decoding: data, as: UTF8.self)
+            } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let status = await child.stop()
+        #expect(body != nil, "no /metrics answer: \(child.captured)")
+        #expect(status == 0)
+    }
+
+    @Test func cliConfigValidatesAndRedacts() async throws {
+        let good = try ChildProcess(
+            "storekeeper", arguments: ["config"],
+            environment: ["STOREKEEPER_API_KEYS": "sk-very-secret-1", "STOREKEEPER_BINDING_POLICY": "keep"])
+        #expect(await good.waitForExit() == 0)
+        #expect(good.captured.contains("STOREKEEPER_BINDING_POLICY=keep"))
+        #expect(good.captured.contains("STOREKEEPER_API_KEYS=<set>"))
+        #expect(!good.captured.contains("sk-very-secret-1"))
+
+        let bad = try ChildProcess("storekeeper", arguments: ["config"], environment: ["STOREKEEPER_HTTP_ADDR": "x"])
+        #expect(await bad.waitForExit() == 78)
+        #expect(bad.captured.contains("STOREKEEPER_HTTP_ADDR"))
+    }
+}
