@@ -1,0 +1,46 @@
+import Contracts
+
+/// Why a verification produced no result. Each case maps to one of the
+/// contract's error codes; the client hears 'retry' for `appleUnavailable`
+/// and never 'invalid' for Apple's own trouble.
+public enum VerifyFailure: Error, Equatable, Sendable {
+    /// Apple says the receipt is not good (21003, 21010, 21002 twice, 21100-21199 not retryable).
+    case receiptInvalid(appleStatus: Int)
+    /// 21004: the configured shared secret is wrong or missing.
+    case sharedSecretMismatch
+    /// Apple kept failing (21005, 21009, 21100-21199 retryable, 5xx, time-outs) until the deadline.
+    case appleUnavailable(appleStatus: Int?, retryAfter: Duration)
+    /// 21000: Apple could not read our request: a bug of ours.
+    case badRequestFromUs
+    /// The receipt's bundle is not in STOREKEEPER_BUNDLE_IDS.
+    case bundleMismatch(bundleID: String)
+    /// The verifier is at its in-flight bound; the caller should try another or wait.
+    case overloaded
+
+    public var serviceFailure: ServiceFailure {
+        switch self {
+        case .receiptInvalid(let status):
+            ServiceFailure(.receiptInvalid, message: "Apple rejected the receipt", appleStatus: Int32(status))
+        case .sharedSecretMismatch:
+            ServiceFailure(.sharedSecretMismatch, message: "Apple rejected the shared secret", appleStatus: 21004)
+        case .appleUnavailable(let status, let retryAfter):
+            ServiceFailure(
+                .appleUnavailable, message: "Apple is unavailable; retry later", appleStatus: status.map(Int32.init),
+                retryable: true, retryAfterMilliseconds: retryAfter.milliseconds)
+        case .badRequestFromUs:
+            ServiceFailure(.internalError, message: "Apple could not read the request", appleStatus: 21000)
+        case .bundleMismatch:
+            ServiceFailure(.bundleMismatch, message: "the receipt belongs to another app")
+        case .overloaded:
+            ServiceFailure(.overloaded, message: "verifier at capacity", retryable: true, retryAfterMilliseconds: 1_000)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+}
