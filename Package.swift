@@ -17,6 +17,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -41,7 +42,11 @@ let package = Package(
         ),
         .target(
             name: "ZeroMQ",
-            dependencies: ["CZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
             path: "Shared/ZeroMQ",
             swiftSettings: strict
         ),
@@ -87,7 +92,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [

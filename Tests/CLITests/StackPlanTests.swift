@@ -10,7 +10,7 @@ import Testing
         let plan = StackPlan(configuration: configuration, verifiers: 3, withSimulator: true)
         #expect(plan.members.map(\.name) == ["sim", "ledger", "verifier-1", "verifier-2", "verifier-3", "gateway"])
         for verifier in plan.members where verifier.executable == "storekeeper-verifier" {
-            #expect(verifier.environment["STOREKEEPER_APPLE_PRODUCTION_URL"] == "http://127.0.0.1:9555/verifyReceipt")
+            #expect(verifier.environment["STOREKEEPER_APPLE_PRODUCTION_URL"] == "http://127.0.0.1:9555/production/verifyReceipt")
             #expect(verifier.environment["STOREKEEPER_APPLE_SANDBOX_URL"] == "http://127.0.0.1:9555/sandbox/verifyReceipt")
         }
         #expect(plan.gatewayAddress.port == 9556)

@@ -23,7 +23,7 @@ struct StackPlan: Equatable {
         if withSimulator {
             members.append(Member(name: "sim", executable: "storekeeper-sim", environment: [:]))
             let base = "http://\(configuration.simulator.address)"
-            verifierEnvironment[ConfigurationVariable.appleProductionURL.rawValue] = base + "/verifyReceipt"
+            verifierEnvironment[ConfigurationVariable.appleProductionURL.rawValue] = base + "/production/verifyReceipt"
             verifierEnvironment[ConfigurationVariable.appleSandboxURL.rawValue] = base + "/sandbox/verifyReceipt"
         }
         members.append(Member(name: "ledger", executable: "storekeeper-ledger", environment: [:]))

@@ -1,0 +1,121 @@
+import Contracts
+import Foundation
+import Synchronization
+
+/// The simulator: its store, a clock that can be moved forward, per
+/// environment fault plans, and the server notifications its changes cause.
+/// Thread-safe: one lock around the value-type store, nothing slow under it.
+/// Answers leave as serialized JSON, built under the lock.
+public final class AppStoreSimulator: Sendable {
+    struct State: Sendable {
+        var store = SimStore()
+        var clockOffsetMs: Int64 = 0
+        var faults: [AppleEnvironment: FaultPlan] = [:]
+        var notificationsSent = 0
+    }
+
+    public let bundleID: String
+    private let responder: SimVerifyResponder
+    private let state = Mutex(State())
+    private let wallClock: @Sendable () -> Int64
+
+    public init(
+        bundleID: String, sharedSecret: String?,
+        wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+    ) {
+        self.bundleID = bundleID
+        self.responder = SimVerifyResponder(bundleID: bundleID, sharedSecret: sharedSecret)
+        self.wallClock = wallClock
+    }
+
+    /// Simulated now: the wall clock plus every advance.
+    public var now: Int64 { state.withLock { wallClock() + $0.clockOffsetMs } }
+
+    /// Answers one verifyReceipt call, after renewing what fell due (whose notifications it returns).
+    func verify(_ body: [UInt8], at endpoint: AppleEnvironment) -> (json: Data, notifications: [SimNotification]) {
+        state.withLock { state in
+            let now = wallClock() + state.clockOffsetMs
+            let notifications = state.store.renewDue(now: now)
+            let answer = responder.answer(body, at: endpoint, store: &state.store, now: now)
+            return (Self.serialize(answer), notifications)
+        }
+    }
+
+    func purchase(_ request: PurchaseRequest) throws(SimStore.Failure) -> SimStore.Purchase {
+        try state.withLock { state throws(SimStore.Failure) in
+            try state.store.purchase(
+                account: request.account, productID: request.productID, type: request.type,
+                period: request.period ?? .month, quantity: request.quantity ?? 1,
+                environment: request.environment.appleEnvironment, now: wallClock() + state.clockOffsetMs)
+        }
+    }
+
+    func refund(transactionID: String, reason: Int) throws(SimStore.Failure) -> SimNotification {
+        try state.withLock { state throws(SimStore.Failure) in
+            try state.store.refund(transactionID: transactionID, reason: reason, now: wallClock() + state.clockOffsetMs)
+        }
+    }
+
+    func setAutoRenew(originalTransactionID: String, enabled: Bool) throws(SimStore.Failure) -> SimNotification? {
+        try state.withLock { state throws(SimStore.Failure) in
+            try state.store.setAutoRenew(originalTransactionID: originalTransactionID, enabled: enabled)
+        }
+    }
+
+    /// Moves the clock forward and renews what fell due.
+    func advanceClock(byMilliseconds delta: Int64) -> [SimNotification] {
+        state.withLock { state in
+            state.clockOffsetMs += max(0, delta)
+            return state.store.renewDue(now: wallClock() + state.clockOffsetMs)
+        }
+    }
+
+    func setFaults(_ plan: FaultPlan, for environment: AppleEnvironment) {
+        state.withLock { $0.faults[environment] = plan }
+    }
+
+    func faults(for environment: AppleEnvironment) -> FaultPlan {
+        state.withLock { $0.faults[environment] ?? FaultPlan() }
+    }
+
+    /// The version 1 notification body, as Apple sends it: `password` and a
+    /// `unified_receipt` with the account's current state; nil when the
+    /// transaction is unknown.
+    func notificationBody(_ notification: SimNotification, password: String?) -> Data? {
+        state.withLock { state -> Data? in
+            guard let original = state.store.transactions[notification.originalTransactionID] else { return nil }
+            let now = wallClock() + state.clockOffsetMs
+            let subscription = state.store.subscriptions[original.originalID]
+            let token = state.store.mintReceipt(account: original.account, environment: original.environment, now: now)
+            var request: [String: Any] = ["receipt-data": token]
+            if let password { request["password"] = password }
+            let unified = responder.answer(
+                Array(Self.serialize(request)), at: original.environment, store: &state.store, now: now)
+            var body: [String: Any] = [
+                "notification_type": notification.type,
+                "environment": original.environment == .sandbox ? "Sandbox" : "PROD",
+                "auto_renew_status": subscription?.autoRenew == true ? "true" : "false",
+                "auto_renew_product_id": subscription?.productID ?? original.productID,
+                "auto_renew_status_change_date_ms": String(now),
+                "bid": bundleID,
+                "bvrs": "1",
+                "original_transaction_id": original.originalID,
+                "unified_receipt": [
+                    "status": unified["status"] ?? 0,
+                    "environment": SimVerifyResponder.name(original.environment),
+                    "latest_receipt": unified["latest_receipt"] ?? token,
+                    "latest_receipt_info": unified["latest_receipt_info"] ?? [],
+                    "pending_renewal_info": unified["pending_renewal_info"] ?? [],
+                ] as [String: Any],
+            ]
+            if let password { body["password"] = password }
+            state.notificationsSent += 1
+            return Self.serialize(body)
+        }
+    }
+
+    private static func serialize(_ object: [String: Any]) -> Data {
+        // Only strings, numbers, arrays and dictionaries go in: serialization cannot fail.
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+    }
+}

@@ -1,0 +1,89 @@
+import Contracts
+
+/// What the simulator sells.
+public enum SimProductType: String, Codable, Sendable, CaseIterable {
+    case consumable
+    case nonConsumable = "non_consumable"
+    case autoRenewable = "auto_renewable"
+}
+
+/// A subscription period, in Apple's two clocks: real (production) and
+/// accelerated (sandbox: a week is 3 minutes, a month 5, a year an hour).
+public enum SimPeriod: String, Codable, Sendable, CaseIterable {
+    case week = "P1W"
+    case month = "P1M"
+    case twoMonths = "P2M"
+    case threeMonths = "P3M"
+    case sixMonths = "P6M"
+    case year = "P1Y"
+
+    public func milliseconds(in environment: AppleEnvironment) -> Int64 {
+        let minute: Int64 = 60_000
+        let day: Int64 = 86_400_000
+        if environment == .sandbox {
+            return switch self {
+            case .week: 3 * minute
+            case .month: 5 * minute
+            case .twoMonths: 10 * minute
+            case .threeMonths: 15 * minute
+            case .sixMonths: 30 * minute
+            case .year: 60 * minute
+            }
+        }
+        return switch self {
+        case .week: 7 * day
+        case .month: 30 * day
+        case .twoMonths: 60 * day
+        case .threeMonths: 91 * day
+        case .sixMonths: 182 * day
+        case .year: 365 * day
+        }
+    }
+}
+
+/// One purchase or renewal.
+struct SimTransaction: Sendable {
+    let id: String
+    /// The Apple account (per environment) that made it.
+    let account: String
+    let environment: AppleEnvironment
+    let originalID: String
+    let productID: String
+    let type: SimProductType
+    let quantity: Int
+    let purchaseMs: Int64
+    let originalPurchaseMs: Int64
+    let expiresMs: Int64?
+    let webOrderLineItemID: String?
+    var cancellationMs: Int64?
+    var cancellationReason: Int?
+}
+
+/// One auto-renewable subscription of one Apple account.
+struct SimSubscription: Sendable {
+    let originalID: String
+    let productID: String
+    let period: SimPeriod
+    let environment: AppleEnvironment
+    let account: String
+    var autoRenew: Bool
+    var renewals: Int
+    var expirationIntent: Int?
+    /// Transaction ids, oldest first.
+    var transactionIDs: [String]
+}
+
+/// A receipt the simulator minted: an app receipt of one account, as of its minting.
+struct SimReceipt: Sendable {
+    let account: String
+    let environment: AppleEnvironment
+    let createdMs: Int64
+    let transactionIDs: [String]
+}
+
+/// A server notification to send (version 1).
+public struct SimNotification: Sendable, Equatable {
+    public let type: String
+    public let originalTransactionID: String
+    public let environment: AppleEnvironment
+}

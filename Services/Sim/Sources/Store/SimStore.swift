@@ -1,0 +1,145 @@
+import Contracts
+import Foundation
+
+/// The simulator's state: accounts' transactions, subscriptions and the
+/// receipts it minted. A value type; every method takes the simulated `now`,
+/// so renewals and expiry are exact in tests.
+struct SimStore: Sendable {
+    struct Purchase: Sendable, Equatable {
+        let receiptData: String
+        let transactionID: String
+        let originalTransactionID: String
+        let expiresMs: Int64?
+    }
+
+    enum Failure: Error, Equatable {
+        case unknownTransaction
+        case unknownSubscription
+        case alreadyOwned
+    }
+
+    /// Apple's sandbox stops renewing after this many renewals.
+    static let sandboxRenewalLimit = 5
+
+    private(set) var transactions: [String: SimTransaction] = [:]
+    private(set) var subscriptions: [String: SimSubscription] = [:]
+    private var receipts: [String: SimReceipt] = [:]
+    private var accountTransactions: [String: [String]] = [:]
+    private var nextID: Int64 = 0
+
+    private mutating func newID(_ environment: AppleEnvironment) -> String {
+        nextID += 1
+        // Sandbox and production ids live in different ranges, as Apple's do.
+        return String((environment == .sandbox ? 2_000_000_000_000_000 : 1_000_000_000_000_000) + nextID)
+    }
+
+    private func accountKey(_ account: String, _ environment: AppleEnvironment) -> String {
+        "\(environment.rawValue)/\(account)"
+    }
+
+    mutating func purchase(
+        account: String, productID: String, type: SimProductType, period: SimPeriod, quantity: Int,
+        environment: AppleEnvironment, now: Int64
+    ) throws(Failure) -> Purchase {
+        let key = accountKey(account, environment)
+        let owned = (accountTransactions[key] ?? []).compactMap { transactions[$0] }
+        if type == .nonConsumable, owned.contains(where: { $0.productID == productID && $0.cancellationMs == nil }) {
+            throw .alreadyOwned
+        }
+        let id = newID(environment)
+        let expires = type == .autoRenewable ? now + period.milliseconds(in: environment) : nil
+        transactions[id] = SimTransaction(
+            id: id, account: account, environment: environment, originalID: id, productID: productID, type: type,
+            quantity: quantity, purchaseMs: now,
+            originalPurchaseMs: now, expiresMs: expires, webOrderLineItemID: type == .autoRenewable ? id + "1" : nil)
+        accountTransactions[key, default: []].append(id)
+        if type == .autoRenewable {
+            subscriptions[id] = SimSubscription(
+                originalID: id, productID: productID, period: period, environment: environment, account: account,
+                autoRenew: true, renewals: 0, transactionIDs: [id])
+        }
+        return Purchase(
+            receiptData: mintReceipt(account: account, environment: environment, now: now), transactionID: id,
+            originalTransactionID: id, expiresMs: expires)
+    }
+
+    /// A new receipt of `account` holding every transaction it has now.
+    mutating func mintReceipt(account: String, environment: AppleEnvironment, now: Int64) -> String {
+        // Random bytes with a recognisable prefix: real receipts are opaque base64 too,
+        // and '+' and '/' show up in them, so encoding damage is caught by the lookup.
+        var bytes = Array("SKSIM1".utf8)
+        bytes += (0..<48).map { _ in UInt8.random(in: 0...255) }
+        let token = Data(bytes).base64EncodedString()
+        receipts[token] = SimReceipt(
+            account: account, environment: environment, createdMs: now,
+            transactionIDs: accountTransactions[accountKey(account, environment)] ?? [])
+        return token
+    }
+
+    func receipt(_ token: String) -> SimReceipt? { receipts[token] }
+
+    func transactions(ofAccount account: String, _ environment: AppleEnvironment) -> [SimTransaction] {
+        (accountTransactions[accountKey(account, environment)] ?? []).compactMap { transactions[$0] }
+    }
+
+    mutating func refund(transactionID: String, reason: Int, now: Int64) throws(Failure) -> SimNotification {
+        guard var transaction = transactions[transactionID] else { throw .unknownTransaction }
+        transaction.cancellationMs = now
+        transaction.cancellationReason = reason
+        transactions[transactionID] = transaction
+        if var subscription = subscriptions[transaction.originalID] {
+            subscription.autoRenew = false
+            subscriptions[transaction.originalID] = subscription
+        }
+        return SimNotification(
+            type: "REFUND", originalTransactionID: transaction.originalID, environment: transaction.environment)
+    }
+
+    mutating func setAutoRenew(
+        originalTransactionID: String, enabled: Bool
+    ) throws(Failure) -> SimNotification? {
+        guard var subscription = subscriptions[originalTransactionID] else { throw .unknownSubscription }
+        guard subscription.autoRenew != enabled else { return nil }
+        subscription.autoRenew = enabled
+        subscription.expirationIntent = enabled ? nil : 1
+        subscriptions[originalTransactionID] = subscription
+        return SimNotification(
+            type: "DID_CHANGE_RENEWAL_STATUS", originalTransactionID: originalTransactionID,
+            environment: subscription.environment)
+    }
+
+    /// Renews every subscription whose period ended by `now` while auto-renew
+    /// was on; sandbox stops after five renewals, as Apple's does.
+    mutating func renewDue(now: Int64) -> [SimNotification] {
+        var notifications: [SimNotification] = []
+        for originalID in subscriptions.keys.sorted() {
+            guard var subscription = subscriptions[originalID] else { continue }
+            while subscription.autoRenew, let lastID = subscription.transactionIDs.last,
+                let last = transactions[lastID], let expires = last.expiresMs, expires <= now
+            {
+                if subscription.environment == .sandbox && subscription.renewals >= Self.sandboxRenewalLimit {
+                    subscription.autoRenew = false
+                    subscription.expirationIntent = 1
+                    notifications.append(SimNotification(
+                        type: "DID_CHANGE_RENEWAL_STATUS", originalTransactionID: originalID,
+                        environment: subscription.environment))
+                    break
+                }
+                let id = newID(subscription.environment)
+                transactions[id] = SimTransaction(
+                    id: id, account: subscription.account, environment: subscription.environment,
+                    originalID: originalID, productID: subscription.productID, type: .autoRenewable,
+                    quantity: 1, purchaseMs: expires, originalPurchaseMs: last.originalPurchaseMs,
+                    expiresMs: expires + subscription.period.milliseconds(in: subscription.environment),
+                    webOrderLineItemID: id + "1")
+                subscription.transactionIDs.append(id)
+                subscription.renewals += 1
+                accountTransactions[accountKey(subscription.account, subscription.environment), default: []].append(id)
+                notifications.append(SimNotification(
+                    type: "DID_RENEW", originalTransactionID: originalID, environment: subscription.environment))
+            }
+            subscriptions[originalID] = subscription
+        }
+        return notifications
+    }
+}
