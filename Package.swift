@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // MARK: C layers
@@ -47,7 +48,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
-            path: "Shared/ZeroMQ",
+            path: "Shared/ZMQ",
             swiftSettings: strict
         ),
         .target(
@@ -55,9 +56,21 @@ let package = Package(
             dependencies: [
                 "CCurl",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/CurlHTTP",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "VerifierPool",
+            dependencies: [
+                "Contracts", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/VerifierPool",
             swiftSettings: strict
         ),
         .target(
@@ -76,11 +89,17 @@ let package = Package(
         // MARK: Services (logic) and their thin executables
         .target(name: "Gateway", dependencies: serviceDependencies, path: "Services/Gateway/Sources", swiftSettings: strict),
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway", "StorekeeperCore"], path: "Services/Gateway/Main", swiftSettings: strict),
-        .target(name: "Verifier", dependencies: serviceDependencies + ["CurlHTTP"], path: "Services/Verifier/Sources", swiftSettings: strict),
+        .target(
+            name: "Verifier",
+            dependencies: serviceDependencies + ["CurlHTTP", "VerifierPool", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Services/Verifier/Sources", swiftSettings: strict),
         .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
         .target(name: "Ledger", dependencies: serviceDependencies, path: "Services/Ledger/Sources", swiftSettings: strict),
         .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),
-        .target(name: "Simulator", dependencies: serviceDependencies, path: "Services/Sim/Sources", swiftSettings: strict),
+        .target(
+            name: "Simulator",
+            dependencies: serviceDependencies + ["CurlHTTP", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Services/Sim/Sources", swiftSettings: strict),
         .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),
         .target(
             name: "StorekeeperCLI",
@@ -92,7 +111,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZMQTests", swiftSettings: strict),
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [
@@ -107,6 +126,7 @@ let package = Package(
         .testTarget(
             name: "VerifierTests", dependencies: ["Verifier", "Contracts"], path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(name: "IntegrationTests", dependencies: ["StorekeeperCore"], path: "Tests/IntegrationTests", swiftSettings: strict),

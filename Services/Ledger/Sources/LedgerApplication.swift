@@ -9,6 +9,6 @@ public enum LedgerApplication {
     /// The services to run, in start order (stopped in reverse).
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
         context.logger.info("configuration loaded", metadata: ["role": "the owner of the database"])
-        return [IdleService()]
+        return []
     }
 }

@@ -1,14 +1,40 @@
+import CurlHTTP
+import Hummingbird
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
 
-/// Builds the services of `storekeeper-sim`, the local App Store simulator.
+/// Builds the services of `storekeeper-sim`, the local App Store: Apple's
+/// verifyReceipt (production and sandbox) on `STOREKEEPER_SIM_ADDR`, an admin
+/// API to mint purchases and drive time, and version 1 server notifications
+/// to `STOREKEEPER_SIM_NOTIFICATION_URL`.
 public enum SimulatorApplication {
     public static let executableName = "storekeeper-sim"
+    /// The bundle receipts are minted for when STOREKEEPER_BUNDLE_IDS names none.
+    public static let defaultBundleID = "com.example.storekeeper"
 
-    /// The services to run, in start order (stopped in reverse).
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
-        context.logger.info("configuration loaded", metadata: ["role": "the local App Store simulator"])
-        return [IdleService()]
+        let configuration = context.configuration
+        let simulator = AppStoreSimulator(
+            bundleID: configuration.apple.bundleIDs.first ?? defaultBundleID,
+            sharedSecret: configuration.apple.sharedSecret?.revealed)
+        let client = CurlHTTPClient(logger: context.logger)
+        let notifier = SimNotifier(
+            simulator: simulator, url: configuration.simulator.notificationURL,
+            password: configuration.apple.sharedSecret?.revealed,
+            transport: { url, body in
+                try await client.execute(
+                    CurlHTTP.HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body)
+                ).status
+            },
+            logger: context.logger)
+        let address = configuration.simulator.address
+        let application = Application(
+            router: SimRouter.make(simulator: simulator, notifier: notifier),
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
+            logger: context.logger)
+        context.logger.info(
+            "App Store simulator", metadata: ["sim.address": "\(address)", "sim.bundle_id": "\(simulator.bundleID)"])
+        return [client, application]
     }
 }

@@ -1,14 +1,61 @@
+import Contracts
+import CurlHTTP
+import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import VerifierPool
+import ZeroMQ
 
-/// Builds the services of `storekeeper-verifier`, one member of the verifier pool.
+/// Builds the services of `storekeeper-verifier`, one member of the verifier
+/// pool: a libcurl client for Apple, the receipt verifier, and a pool worker
+/// connected to the gateway's verifier endpoint.
 public enum VerifierApplication {
     public static let executableName = "storekeeper-verifier"
 
-    /// The services to run, in start order (stopped in reverse).
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
-        context.logger.info("configuration loaded", metadata: ["role": "one member of the verifier pool"])
-        return [IdleService()]
+        let settings = context.configuration.apple
+        let client = CurlHTTPClient(
+            configuration: .init(maxConcurrentTransfers: settings.maxInFlight, maxResponseBytes: AppleCaller.maxResponseBytes),
+            logger: context.logger)
+        let verifier = ReceiptVerifier(settings: settings, logger: context.logger) { request throws(HTTPClientError) in
+            try await client.execute(request)
+        }
+        let worker = PoolWorker(
+            context: ZMQContext(), endpoint: context.configuration.endpoints.verifier, capacity: settings.maxInFlight,
+            logger: context.logger, handler: VerifyRequestHandler(verifier: verifier, defaultDeadline: settings.verifyDeadline).handle)
+        context.logger.info(
+            "verifier configured",
+            metadata: [
+                "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
+                "pool.endpoint": "\(context.configuration.endpoints.verifier)", "pool.capacity": "\(settings.maxInFlight)",
+            ])
+        // Started in order, stopped in reverse: the worker leaves the pool before the client stops.
+        return [client, worker]
+    }
+}
+
+/// Turns a pool request envelope into the verify answer envelope.
+struct VerifyRequestHandler: Sendable {
+    let verifier: ReceiptVerifier
+    let defaultDeadline: Duration
+
+    func handle(_ envelope: Envelope) async -> Envelope {
+        guard case .verifyRequest(let request) = envelope.body else {
+            return Envelope(
+                requestID: envelope.requestID,
+                body: .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests")))
+        }
+        // The envelope's absolute deadline, when it is sooner than our own default.
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1_000)
+        var budget = defaultDeadline
+        if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
+        let result = await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID)
+        switch result {
+        case .success(let verified):
+            return Envelope(requestID: envelope.requestID, body: .verifyResult(verified))
+        case .failure(let failure):
+            return Envelope(requestID: envelope.requestID, body: .failure(failure.serviceFailure))
+        }
     }
 }

@@ -42,12 +42,12 @@ public enum ProcessLauncher {
             if let address = configuration.metricsAddress {
                 services.append(MetricsEndpoint(address: address, registry: registry, logger: logger))
             }
+            services.insert(StartedAnnouncement(logger: logger, serviceCount: services.count), at: 0)
             let group = ServiceGroup(
                 configuration: .init(
                     services: services.map { .init(service: $0) },
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
-            logger.info("started", metadata: ["services": "\(services.count)"])
             try await group.run()
             logger.info("stopped")
             exit(0)

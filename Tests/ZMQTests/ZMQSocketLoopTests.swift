@@ -64,3 +64,21 @@ import Testing
         try await runner.value
     }
 }
+
+@Suite struct ZMQTimedReceiveTests {
+    let context = ZMQContext()
+
+    @Test func aTimedReceiveReturnsNilWhenNothingCameAndTheMessageOtherwise() async throws {
+        let pusher = try ZMQSocket(context: context, type: .push)
+        try pusher.bind("inproc://timed")
+        let loop = ZMQSocketLoop(context: context, type: .pull, pollIntervalMilliseconds: 20) {
+            try $0.connect("inproc://timed")
+        }
+        let runner = Task { try await loop.run() }
+        #expect(try await loop.receive(timeout: .milliseconds(50)) == nil)
+        try pusher.send([Array("late".utf8)])
+        #expect(try await loop.receive(timeout: .seconds(30)) == [Array("late".utf8)])
+        runner.cancel()
+        try await runner.value
+    }
+}

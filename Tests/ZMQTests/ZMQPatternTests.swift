@@ -35,6 +35,8 @@ import Testing
         let bound = BoundEndpoint()
         let router = ZMQSocketLoop(context: context, type: .router) { socket in
             try socket.setLinger(milliseconds: 0)
+            // Without it a ROUTER silently drops what a slow peer's full pipe cannot take.
+            try socket.setRouterMandatory(true)
             try socket.bind("tcp://127.0.0.1:*")
             bound.set(try socket.lastEndpoint())
         }

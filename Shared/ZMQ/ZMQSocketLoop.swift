@@ -21,13 +21,19 @@ public final class ZMQSocketLoop: Sendable {
 
     typealias Message = [[UInt8]]
 
+    struct Receiver {
+        let id: UInt64
+        let deadline: ContinuousClock.Instant?
+        let continuation: CheckedContinuation<Message?, any Error>
+    }
+
     struct State: ~Copyable {
         var started = false
         var stopRequested = false
         var stopped = false
         var outbox = Deque<(Message, CheckedContinuation<Void, any Error>)>()
         var inbox = Deque<Message>()
-        var receivers = Deque<(id: UInt64, continuation: CheckedContinuation<Message, any Error>)>()
+        var receivers = Deque<Receiver>()
         var nextReceiverID: UInt64 = 0
         var finished: CheckedContinuation<Void, any Error>?
     }
@@ -96,12 +102,21 @@ public final class ZMQSocketLoop: Sendable {
 
     /// The next received message.
     public func receive() async throws -> [[UInt8]] {
+        while true {
+            if let message = try await receive(timeout: nil) { return message }
+        }
+    }
+
+    /// The next received message, or nil when none came within `timeout`
+    /// (checked on the loop's poll interval, so it may run that much longer).
+    public func receive(timeout: Duration?) async throws -> [[UInt8]]? {
         let id = state.withLock { state -> UInt64 in
             state.nextReceiverID += 1
             return state.nextReceiverID
         }
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Message, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Message?, any Error>) in
                 enum Immediate { case message(Message, wasFull: Bool), closed, cancelled, wait }
                 let immediate = state.withLock { state -> Immediate in
                     if let message = state.inbox.popFirst() {
@@ -109,7 +124,7 @@ public final class ZMQSocketLoop: Sendable {
                     }
                     if state.stopped { return .closed }
                     if Task.isCancelled { return .cancelled }
-                    state.receivers.append((id, continuation))
+                    state.receivers.append(Receiver(id: id, deadline: deadline, continuation: continuation))
                     return .wait
                 }
                 switch immediate {
@@ -123,7 +138,7 @@ public final class ZMQSocketLoop: Sendable {
                 }
             }
         } onCancel: {
-            let waiting = state.withLock { state -> CheckedContinuation<Message, any Error>? in
+            let waiting = state.withLock { state -> CheckedContinuation<Message?, any Error>? in
                 guard let index = state.receivers.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.receivers.remove(at: index).continuation
             }
@@ -159,6 +174,7 @@ public final class ZMQSocketLoop: Sendable {
             if ready[1].readable { wakeup.drain() }
             if hasOutgoing { blockedOnSend = try flushOutbox(socket) }
             if hasRoom && (ready[0].readable || socket.events.readable) { try fillInbox(socket) }
+            expireReceivers()
         }
     }
 
@@ -184,7 +200,7 @@ public final class ZMQSocketLoop: Sendable {
     /// Moves waiting messages from libzmq to receivers or the inbox, up to its limit.
     private func fillInbox(_ socket: ZMQSocket) throws {
         while let message = try socket.receive(dontWait: true) {
-            let receiver = state.withLock { state -> CheckedContinuation<Message, any Error>? in
+            let receiver = state.withLock { state -> CheckedContinuation<Message?, any Error>? in
                 if let waiting = state.receivers.popFirst() { return waiting.continuation }
                 state.inbox.append(message)
                 return nil
@@ -192,6 +208,19 @@ public final class ZMQSocketLoop: Sendable {
             receiver?.resume(returning: message)
             if state.withLock({ $0.inbox.count >= inboxLimit }) { return }
         }
+    }
+
+    /// Resumes timed receivers whose time is up with nil.
+    private func expireReceivers() {
+        let now = ContinuousClock.now
+        let expired = state.withLock { state -> [Receiver] in
+            let isDue = { (receiver: Receiver) in receiver.deadline.map { $0 <= now } ?? false }
+            let expired = state.receivers.filter(isDue)
+            guard !expired.isEmpty else { return [] }
+            state.receivers.removeAll(where: isDue)
+            return Array(expired)
+        }
+        for receiver in expired { receiver.continuation.resume(returning: nil) }
     }
 
     private func finish(_ failure: (any Error)?) {

@@ -1,0 +1,126 @@
+import Contracts
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The simulator's HTTP API: Apple's two verifyReceipt endpoints and the
+/// admin endpoints that mint purchases and drive time, refunds, renewal
+/// status and faults.
+enum SimRouter {
+    static let maxBodyBytes = 1_048_576
+
+    static func make(simulator: AppStoreSimulator, notifier: SimNotifier) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/healthz") { _, _ in "ok" }
+        for (path, environment) in [
+            ("/production/verifyReceipt", AppleEnvironment.production), ("/verifyReceipt", .production),
+            ("/sandbox/verifyReceipt", .sandbox),
+        ] {
+            router.post(RouterPath(path)) { request, _ in
+                try await verify(request, at: environment, simulator: simulator, notifier: notifier)
+            }
+        }
+        router.post("/admin/purchases") { request, context in
+            let purchase = try await request.decode(as: PurchaseRequest.self, context: context)
+            do {
+                let made = try simulator.purchase(purchase)
+                return json([
+                    "receipt_data": made.receiptData, "transaction_id": made.transactionID,
+                    "original_transaction_id": made.originalTransactionID,
+                    "expires_date_ms": made.expiresMs.map(String.init) ?? NSNull(),
+                ])
+            } catch {
+                throw HTTPError(.conflict, message: "already owned: a non-consumable is bought once")
+            }
+        }
+        router.post("/admin/refunds") { request, context in
+            let refund = try await request.decode(as: RefundRequest.self, context: context)
+            do {
+                let notification = try simulator.refund(transactionID: refund.transactionID, reason: refund.reason ?? 0)
+                await notifier.deliver([notification])
+                return json(["refunded": refund.transactionID])
+            } catch {
+                throw HTTPError(.notFound, message: "unknown transaction")
+            }
+        }
+        router.post("/admin/auto-renew") { request, context in
+            let change = try await request.decode(as: AutoRenewRequest.self, context: context)
+            do {
+                let notification = try simulator.setAutoRenew(
+                    originalTransactionID: change.originalTransactionID, enabled: change.enabled)
+                await notifier.deliver(notification.map { [$0] } ?? [])
+                return json(["original_transaction_id": change.originalTransactionID, "auto_renew": change.enabled])
+            } catch {
+                throw HTTPError(.notFound, message: "unknown subscription")
+            }
+        }
+        router.post("/admin/clock") { request, context in
+            let advance = try await request.decode(as: ClockRequest.self, context: context)
+            guard advance.advanceMs >= 0 else { throw HTTPError(.badRequest, message: "advance_ms must not be negative") }
+            let notifications = simulator.advanceClock(byMilliseconds: advance.advanceMs)
+            await notifier.deliver(notifications)
+            return json(["now_ms": simulator.now, "renewals": notifications.filter { $0.type == "DID_RENEW" }.count])
+        }
+        router.post("/admin/faults/:environment") { request, context in
+            let name = context.parameters.get("environment") ?? ""
+            guard let environment = PurchaseRequest.Environment(rawValue: name) else {
+                throw HTTPError(.notFound, message: "environment is production or sandbox")
+            }
+            let plan = try await request.decode(as: FaultPlan.self, context: context)
+            do throws(FaultPlanError) {
+                simulator.setFaults(try plan.validated(), for: environment.appleEnvironment)
+            } catch {
+                throw HTTPError(.badRequest, message: error.message)
+            }
+            return json(["environment": name])
+        }
+        return router
+    }
+
+    private static func verify(
+        _ request: Request, at environment: AppleEnvironment, simulator: AppStoreSimulator, notifier: SimNotifier
+    ) async throws -> Response {
+        let body = try await request.body.collect(upTo: maxBodyBytes)
+        let plan = simulator.faults(for: environment)
+        let latency = plan.latency(unit: Double.random(in: 0..<1))
+        if latency > .zero { try await Task.sleep(for: latency) }
+        switch plan.fault(unit: Double.random(in: 0..<1)) {
+        case .hang:
+            // Never answers; the caller's time-out ends it. Released at shutdown.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3_600)) }
+            return Response(status: .serviceUnavailable)
+        case .http503:
+            return Response(status: .serviceUnavailable, body: .init(byteBuffer: ByteBuffer(string: "Service Unavailable")))
+        case .status21005:
+            return json(["status": 21005, "environment": SimVerifyResponder.name(environment), "is-retryable": true])
+        case .none:
+            let (answer, notifications) = simulator.verify(Array(buffer: body), at: environment)
+            await notifier.deliver(notifications)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: answer)))
+        }
+    }
+
+    static func json(_ object: [String: Any]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: data)))
+    }
+}
+
+struct RefundRequest: Decodable {
+    var transactionID: String
+    var reason: Int?
+    enum CodingKeys: String, CodingKey { case transactionID = "transaction_id", reason }
+}
+
+struct AutoRenewRequest: Decodable {
+    var originalTransactionID: String
+    var enabled: Bool
+    enum CodingKeys: String, CodingKey { case originalTransactionID = "original_transaction_id", enabled }
+}
+
+struct ClockRequest: Decodable {
+    var advanceMs: Int64
+    enum CodingKeys: String, CodingKey { case advanceMs = "advance_ms" }
+}

@@ -1,0 +1,125 @@
+import Contracts
+import Crypto
+import CurlHTTP
+import Foundation
+import Logging
+import Metrics
+import Synchronization
+import StorekeeperCore
+
+/// Verifies receipts with Apple: environment fallback, retries within the
+/// deadline, a circuit breaker per endpoint, coalescing of identical
+/// requests, the bundle check, and normalization of the answer.
+public final class ReceiptVerifier: Sendable {
+    private let caller: AppleCaller
+    private let bundleIDs: Set<String>
+    private let maxInFlight: Int
+    private let backoff: Backoff
+    private let logger: Logger
+    private let breakers = Mutex<[AppleEnvironment: CircuitBreaker]>([:])
+    private let inFlight = Atomic<Int>(0)
+    private let coalescer = RequestCoalescer<CoalescingKey, Result<VerifyResult, VerifyFailure>>()
+    private let metrics = VerifierMetrics()
+
+    struct CoalescingKey: Hashable, Sendable {
+        let receipt: String
+        let excludeOldTransactions: Bool
+        let start: AppleEnvironment
+    }
+
+    public init(
+        settings: AppleSettings, backoff: Backoff = Backoff(), logger: Logger,
+        transport: @escaping @Sendable (HTTPRequest) async throws(HTTPClientError) -> HTTPResponse
+    ) {
+        caller = AppleCaller(
+            productionURL: settings.productionURL, sandboxURL: settings.sandboxURL, sharedSecret: settings.sharedSecret,
+            connectTimeout: settings.connectTimeout, attemptTimeout: settings.attemptTimeout, transport: transport)
+        bundleIDs = Set(settings.bundleIDs)
+        maxInFlight = settings.maxInFlight
+        self.backoff = backoff
+        self.logger = logger
+    }
+
+    public func verify(
+        _ request: VerifyRequest, deadline: ContinuousClock.Instant, requestID: String
+    ) async -> Result<VerifyResult, VerifyFailure> {
+        guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
+            inFlight.subtract(1, ordering: .relaxed)
+            return .failure(.overloaded)
+        }
+        metrics.inFlight.record(inFlight.load(ordering: .relaxed))
+        defer { inFlight.subtract(1, ordering: .relaxed) }
+        let digest = SHA256.hash(data: Data(request.receiptData.utf8)).map { String(format: "%02x", $0) }.joined()
+        var logger = logger
+        logger[metadataKey: "request.id"] = "\(requestID)"
+        logger[metadataKey: "receipt.sha256"] = "\(digest.prefix(16))"
+        let key = CoalescingKey(
+            receipt: request.receiptData, excludeOldTransactions: request.excludeOldTransactions,
+            start: request.startEnvironment)
+        let (result, shared) = await coalescer.run(key) {
+            await self.verifyWithApple(request, digest: digest, deadline: deadline, logger: logger)
+        }
+        if shared { metrics.coalesced.increment() }
+        return result
+    }
+
+    private func verifyWithApple(
+        _ request: VerifyRequest, digest: String, deadline: ContinuousClock.Instant, logger: Logger
+    ) async -> Result<VerifyResult, VerifyFailure> {
+        var machine = VerificationStateMachine(start: request.startEnvironment, deadline: deadline, backoff: backoff)
+        var action = machine.begin()
+        while true {
+            switch action {
+            case .call(let environment, let delay):
+                if delay > .zero { try? await Task.sleep(for: delay) }
+                let outcome = await attempt(environment, request, deadline: deadline)
+                action = machine.handle(outcome, now: .now, unit: Double.random(in: 0..<1))
+            case .succeed(let environment, let response):
+                metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
+                var result = ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: digest)
+                if !bundleIDs.isEmpty, !bundleIDs.contains(result.bundleID) {
+                    logger.notice("receipt of another bundle", metadata: ["receipt.bundle_id": "\(result.bundleID)"])
+                    return .failure(.bundleMismatch(bundleID: result.bundleID))
+                }
+                result.receiptSha256 = digest
+                return .success(result)
+            case .fail(let failure):
+                metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
+                if failure == .badRequestFromUs {
+                    logger.error("Apple says our request is malformed (21000): a bug of ours")
+                } else {
+                    logger.info("verification failed", metadata: ["failure": "\(failure)"])
+                }
+                return .failure(failure)
+            }
+        }
+    }
+
+    /// One call to Apple, unless that endpoint's breaker is open.
+    private func attempt(
+        _ environment: AppleEnvironment, _ request: VerifyRequest, deadline: ContinuousClock.Instant
+    ) async -> VerificationStateMachine.Outcome {
+        let allowed = breakers.withLock { breakers -> Duration? in
+            var breaker = breakers[environment] ?? CircuitBreaker()
+            defer { breakers[environment] = breaker }
+            return breaker.allowCall(now: .now) ? nil : breaker.retryAfter(now: .now)
+        }
+        if let wait = allowed { return .circuitOpen(retryAfter: max(wait, .milliseconds(100))) }
+        let started = ContinuousClock.now
+        let outcome = await caller.call(
+            environment, receipt: request.receiptData, excludeOldTransactions: request.excludeOldTransactions,
+            timeLeft: max(.milliseconds(1), deadline - started))
+        let appleTrouble: Bool
+        switch outcome {
+        case .answered(let response): appleTrouble = response.statusClass == .retryable
+        default: appleTrouble = true
+        }
+        breakers.withLock { breakers in
+            var breaker = breakers[environment] ?? CircuitBreaker()
+            if appleTrouble { breaker.recordFailure(now: .now) } else { breaker.recordSuccess() }
+            breakers[environment] = breaker
+        }
+        metrics.recordCall(environment: environment, outcome: outcome, duration: .now - started)
+        return outcome
+    }
+}

@@ -1,0 +1,85 @@
+import CCurl
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The curl loop's readiness set: an epoll(7) instance holding curl's sockets
+/// and one eventfd(2) that other threads write to wake the loop (the
+/// `curl_multi_socket_action` interface has no `curl_multi_wakeup`).
+/// Level-triggered, so an event curl does not fully drain shows up again.
+///
+/// Used from the loop thread only, except `Epoll.wake(_:)`. Linux only, like
+/// the deployment; another platform would need a kqueue twin of this file.
+final class Epoll {
+    private let descriptor: Int32
+    /// Written by `Epoll.wake(_:)`; readable until the loop drains it.
+    let wakeDescriptor: Int32
+    private var events: [epoll_event]
+
+    init?(maxEventsPerWait: Int = 1_024) {
+        descriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        events = Array(repeating: epoll_event(), count: maxEventsPerWait)
+        guard descriptor >= 0, wakeDescriptor >= 0, watch(wakeDescriptor, readable: true, writable: false, isNew: true)
+        else {
+            release()
+            return nil
+        }
+    }
+
+    /// Adds `socket` (`isNew`) or changes what it is watched for. Falls back
+    /// to the other operation when the kernel disagrees about whether it is
+    /// registered: curl may close a socket without a `CURL_POLL_REMOVE`, and
+    /// a new socket can reuse the number.
+    @discardableResult
+    func watch(_ socket: Int32, readable: Bool, writable: Bool, isNew: Bool) -> Bool {
+        var event = epoll_event()
+        event.events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.fd = socket
+        let (first, second) = isNew ? (EPOLL_CTL_ADD, EPOLL_CTL_MOD) : (EPOLL_CTL_MOD, EPOLL_CTL_ADD)
+        return epoll_ctl(descriptor, first, socket, &event) == 0 || epoll_ctl(descriptor, second, socket, &event) == 0
+    }
+
+    func unwatch(_ socket: Int32) {
+        _ = epoll_ctl(descriptor, EPOLL_CTL_DEL, socket, nil)
+    }
+
+    /// Waits up to `timeoutMilliseconds` (never infinite) and calls `body`
+    /// with each ready socket and its curl `CURL_CSELECT_*` flags. Drains a
+    /// wake-up instead of reporting it. Returns `false` when epoll fails.
+    func wait(timeoutMilliseconds: Int32, _ body: (Int32, Int32) -> Void) -> Bool {
+        let count = epoll_wait(descriptor, &events, Int32(events.count), max(0, timeoutMilliseconds))
+        guard count >= 0 else { return errno == EINTR }
+        for index in 0..<Int(count) {
+            let (socket, ready) = (events[index].data.fd, events[index].events)
+            if socket == wakeDescriptor {
+                var value: UInt64 = 0
+                _ = read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
+                continue
+            }
+            var flags: Int32 = 0
+            if ready & EPOLLIN.rawValue != 0 { flags |= CURL_CSELECT_IN }
+            if ready & EPOLLOUT.rawValue != 0 { flags |= CURL_CSELECT_OUT }
+            if ready & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { flags |= CURL_CSELECT_ERR }
+            body(socket, flags)
+        }
+        return true
+    }
+
+    /// Wakes the loop from any thread. The caller guarantees the descriptor
+    /// is still open (`SharedState` calls this under its lock, and the loop
+    /// detaches before `release`).
+    static func wake(_ wakeDescriptor: Int32) {
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+    }
+
+    /// Closes both descriptors.
+    func release() {
+        if descriptor >= 0 { _ = close(descriptor) }
+        if wakeDescriptor >= 0 { _ = close(wakeDescriptor) }
+    }
+}

@@ -1,0 +1,102 @@
+import CCurl
+import Logging
+
+extension MultiLoop {
+    /// Easy handles kept for reuse (`curl_easy_reset` keeps their buffers and caches).
+    static let maxIdleEasyHandles = 256
+
+    /// Puts newly taken requests into curl; returns failures of those it could not.
+    func start(_ requests: [QueuedRequest]) -> [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)] {
+        let now = ContinuousClock.now
+        return requests.compactMap { queued in
+            start(queued, now: now).map { (queued.id, .failure($0)) }
+        }
+    }
+
+    private func start(_ queued: QueuedRequest, now: ContinuousClock.Instant) -> HTTPClientError? {
+        let request = queued.request
+        // The total time-out counts from `execute`, so time spent queued is spent.
+        let remaining = (request.totalTimeout ?? configuration.totalTimeout) - (now - queued.enqueuedAt)
+        guard remaining > .zero else { return .timedOut }
+        let connectTimeout = min(request.connectTimeout ?? configuration.connectTimeout, remaining)
+        guard let easy = idleEasyHandles.popLast() ?? curl_easy_init() else {
+            return .transport(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))
+        }
+        let transfer = Transfer(
+            id: queued.id, easy: easy, maxBodyBytes: request.maxResponseBytes ?? configuration.maxResponseBytes)
+        guard
+            transfer.configure(
+                for: request, connectTimeout: connectTimeout, totalTimeout: remaining,
+                userAgent: configuration.userAgent)
+        else {
+            recycle(transfer)
+            return .invalidRequest
+        }
+        let code = curl_multi_add_handle(multi, easy)
+        guard code == CURLM_OK else {
+            logger.debug("curl refused a transfer", metadata: ["http.request_id": "\(queued.id)", "curl.multi_code": "\(code.rawValue)"])
+            recycle(transfer)
+            return .transport(curlCode: Int(CURLE_FAILED_INIT.rawValue))
+        }
+        active[queued.id] = transfer
+        return nil
+    }
+
+    /// Reads curl's finished transfers and turns each into a result.
+    func collectFinished(into results: inout [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
+        var remainingMessages: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remainingMessages) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result  // the message dies with the handle's removal
+            var pointer: UnsafeMutableRawPointer?
+            guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else {
+                continue
+            }
+            let transfer = Transfer.from(pointer)
+            results.append((transfer.id, result(of: transfer, code: code)))
+            active[transfer.id] = nil
+            retire(transfer)
+        }
+    }
+
+    private func result(of transfer: Transfer, code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {
+        guard code == CURLE_OK else {
+            let error = HTTPClientError(curlCode: code, capExceeded: transfer.capExceeded)
+            logger.debug(
+                "transfer failed",
+                metadata: ["http.request_id": "\(transfer.id)", "curl.code": "\(code.rawValue)", "error": "\(error)"])
+            return .failure(error)
+        }
+        var status = 0
+        _ = ccurl_easy_getinfo_long(transfer.easy, CURLINFO_RESPONSE_CODE, &status)
+        if logger.logLevel <= .trace {
+            var newConnections = 0
+            var totalMicroseconds: curl_off_t = 0
+            _ = ccurl_easy_getinfo_long(transfer.easy, CURLINFO_NUM_CONNECTS, &newConnections)
+            _ = ccurl_easy_getinfo_off(transfer.easy, CURLINFO_TOTAL_TIME_T, &totalMicroseconds)
+            logger.trace(
+                "transfer done",
+                metadata: [
+                    "http.request_id": "\(transfer.id)", "http.status": "\(status)",
+                    "curl.new_connections": "\(newConnections)", "curl.total_time_us": "\(totalMicroseconds)",
+                ])
+        }
+        return .success(HTTPResponse(status: status, headers: transfer.headers, body: transfer.body))
+    }
+
+    /// Takes a transfer out of curl and keeps its easy handle for the next one.
+    func retire(_ transfer: Transfer) {
+        _ = curl_multi_remove_handle(multi, transfer.easy)
+        recycle(transfer)
+    }
+
+    private func recycle(_ transfer: Transfer) {
+        transfer.release()
+        if idleEasyHandles.count < Self.maxIdleEasyHandles {
+            curl_easy_reset(transfer.easy)
+            idleEasyHandles.append(transfer.easy)
+        } else {
+            curl_easy_cleanup(transfer.easy)
+        }
+    }
+}

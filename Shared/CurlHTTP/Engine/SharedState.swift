@@ -1,0 +1,103 @@
+import CCurl
+import Synchronization
+
+/// Where a waiting `execute` call is resumed.
+typealias ResponseContinuation = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
+
+/// The `ClientStateMachine` behind a lock, plus the multi handle for waking
+/// the loop. Callers' tasks and the loop thread meet only here.
+///
+/// Continuations are resumed after the lock is released (resuming schedules
+/// a task; no reason to hold others up meanwhile). `curl_multi_wakeup` is
+/// called with the lock held: it is one non-blocking write, and holding the
+/// lock is what guarantees the loop has not freed the multi handle meanwhile.
+final class SharedState: Sendable {
+    private struct Locked {
+        var machine = ClientStateMachine<ResponseContinuation>()
+        /// Set by the loop while it can be woken.
+        var waker: (@Sendable () -> Void)?
+
+        func wakeLoop() {
+            waker?()
+        }
+    }
+
+    private let locked = Mutex(Locked())
+
+    func register() -> UInt64 {
+        locked.withLock { $0.machine.register() }
+    }
+
+    func enqueue(_ queued: QueuedRequest, continuation: ResponseContinuation) {
+        let action = locked.withLock { state in
+            let action = state.machine.enqueue(queued, continuation: continuation)
+            if case .wakeLoop = action { state.wakeLoop() }
+            return action
+        }
+        if case .fail(let continuation, let error) = action {
+            continuation.resume(returning: .failure(error))
+        }
+    }
+
+    func cancel(id: UInt64) {
+        let action = locked.withLock { state in
+            let action = state.machine.cancel(id: id)
+            if case .fail(_, wakeLoop: true) = action { state.wakeLoop() }
+            return action
+        }
+        if case .fail(let continuation, _) = action {
+            continuation.resume(returning: .failure(.cancelled))
+        }
+    }
+
+    func start() {
+        locked.withLock { $0.machine.start() }
+    }
+
+    /// Requests waiting for a transfer slot (for tests and diagnostics).
+    var queuedCount: Int {
+        locked.withLock { $0.machine.queuedCount }
+    }
+
+    func requestStop() {
+        locked.withLock { state in
+            if state.machine.requestStop() { state.wakeLoop() }
+        }
+    }
+
+    // MARK: Loop side
+
+    /// The loop can be woken from now on by `waker`, which is only ever
+    /// called with the lock held (so the loop can free what it uses after `finish`).
+    func attach(waker: @escaping @Sendable () -> Void) {
+        locked.withLock { $0.waker = waker }
+    }
+
+    func takeWork(freeSlots: Int) -> ClientStateMachine<ResponseContinuation>.Work {
+        locked.withLock { $0.machine.takeWork(freeSlots: freeSlots) }
+    }
+
+    /// Resumes the callers of finished transfers, all under one lock acquisition.
+    func complete(_ results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
+        guard !results.isEmpty else { return }
+        let continuations = locked.withLock { state in
+            results.map { state.machine.complete(id: $0.id) }
+        }
+        for (continuation, outcome) in zip(continuations, results) {
+            continuation?.resume(returning: outcome.result)
+        }
+    }
+
+    /// The loop is about to free its multi handle: from here on nobody wakes
+    /// it, and every request still waiting fails with `.shutdown`.
+    func finish() {
+        let pending = locked.withLock { state in
+            state.waker = nil
+            return state.machine.finish()
+        }
+        for continuation in pending {
+            continuation.resume(returning: .failure(.shutdown))
+        }
+    }
+}
+

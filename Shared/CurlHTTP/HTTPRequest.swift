@@ -1,0 +1,76 @@
+/// The HTTP methods the client sends. Storekeeper only reads (GET) and posts
+/// receipts (POST); a closed set keeps the easy-handle set-up exhaustive.
+public enum HTTPMethod: String, Sendable, Hashable {
+    case get = "GET"
+    case post = "POST"
+}
+
+/// One HTTP exchange to perform. A value: it crosses from the caller's task
+/// to the curl loop's thread unchanged.
+///
+/// Redirects are not followed (Apple's endpoints do not redirect, and a
+/// followed redirect could carry the body to another host).
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    /// Absolute `http://` or `https://` URL. Never logged: query strings may carry secrets.
+    public var url: String
+    /// Sent in this order; duplicates are kept. Never logged.
+    public var headers: [(name: String, value: String)]
+    /// Sent as-is for POST (binary-safe); ignored for GET.
+    public var body: [UInt8]
+    /// Time allowed to establish the connection (TCP and TLS); `nil` takes the client's default.
+    public var connectTimeout: Duration?
+    /// Time allowed for the whole exchange, counted from `execute` (time queued
+    /// inside the client included); `nil` takes the client's default.
+    public var totalTimeout: Duration?
+    /// Largest response body accepted; a longer one fails with
+    /// `.responseTooLarge`. `nil` takes the client's default.
+    public var maxResponseBytes: Int?
+
+    public init(
+        method: HTTPMethod,
+        url: String,
+        headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [],
+        connectTimeout: Duration? = nil,
+        totalTimeout: Duration? = nil,
+        maxResponseBytes: Int? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+        self.maxResponseBytes = maxResponseBytes
+    }
+}
+
+extension HTTPRequest {
+    /// True when the request can be handed to curl without it misreading it:
+    /// no control characters (a CR or LF in a header would inject headers, a
+    /// NUL would silently cut the C string), a header name that is a token,
+    /// an http(s) URL and positive limits.
+    var isWellFormed: Bool {
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"),
+            !url.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
+        else { return false }
+        for (name, value) in headers {
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter),
+                !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
+            else { return false }
+        }
+        if let connectTimeout, connectTimeout <= .zero { return false }
+        if let totalTimeout, totalTimeout <= .zero { return false }
+        if let maxResponseBytes, maxResponseBytes <= 0 { return false }
+        return true
+    }
+
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9": true
+        case "!", "#", "$", "%", "&", "'", "*", "+", "-", ".", "^", "_", "`", "|", "~": true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/// The gateway side of the verifier pool as a pure state machine: which
+/// verifier gets which request, what happens when one dies or leaves. No
+/// sockets, no clock: the caller feeds events with the time and performs
+/// the returned sends.
+///
+/// - Credit-based flow: a verifier receives at most the credits it granted,
+///   so a slow verifier holds only what it said it can take; work goes to
+///   the verifier with the most free credits.
+/// - Liveness: a verifier not heard from for `deadAfter` is dead; its
+///   in-flight requests go back to the front of the queue and are dispatched
+///   again (the ledger's dedup makes a second verification safe).
+/// - A request's first reply wins; a late duplicate is dropped.
+public struct PoolDispatcher: Sendable {
+    public typealias WorkerID = [UInt8]
+    public typealias RequestID = UInt64
+
+    public struct Dispatch: Equatable, Sendable {
+        public let worker: WorkerID
+        public let request: RequestID
+    }
+
+    struct Worker: Sendable {
+        var credits: Int
+        var inFlight: Set<RequestID> = []
+        var lastSeen: ContinuousClock.Instant
+        var draining = false
+    }
+
+    struct Pending: Sendable {
+        let id: RequestID
+        let deadline: ContinuousClock.Instant
+    }
+
+    public let deadAfter: Duration
+    private var workers: [WorkerID: Worker] = [:]
+    private var queue: [Pending] = []
+    private var assigned: [RequestID: (worker: WorkerID, deadline: ContinuousClock.Instant)] = [:]
+
+    public private(set) var redispatched = 0
+
+    public init(deadAfter: Duration = .seconds(3)) {
+        self.deadAfter = deadAfter
+    }
+
+    public var workerIDs: [WorkerID] { Array(workers.keys) }
+    public var workerCount: Int { workers.values.filter { !$0.draining }.count }
+    public var queuedCount: Int { queue.count }
+    public var inFlightCount: Int { assigned.count }
+
+    /// A new request, to be answered by `deadline`.
+    public mutating func submit(_ id: RequestID, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> [Dispatch] {
+        queue.append(Pending(id: id, deadline: deadline))
+        return dispatch(now: now)
+    }
+
+    /// READY: the worker can take `capacity` more requests than it holds now
+    /// (sent at start, and again when it lost sight of this gateway).
+    public mutating func ready(_ worker: WorkerID, capacity: Int, now: ContinuousClock.Instant) -> [Dispatch] {
+        workers[worker, default: Worker(credits: 0, lastSeen: now)].lastSeen = now
+        workers[worker]?.credits = max(0, capacity)
+        workers[worker]?.draining = false
+        return dispatch(now: now)
+    }
+
+    /// Any other message from a known worker proves it alive; CREDIT adds credits.
+    public mutating func heard(from worker: WorkerID, credits: Int = 0, now: ContinuousClock.Instant) -> [Dispatch] {
+        guard workers[worker] != nil else { return [] }
+        workers[worker]?.lastSeen = now
+        workers[worker]?.credits += max(0, credits)
+        return credits > 0 ? dispatch(now: now) : []
+    }
+
+    /// A send to the worker failed (it is gone): treat it as dead now.
+    public mutating func lost(_ worker: WorkerID, now: ContinuousClock.Instant) -> (dispatches: [Dispatch], expired: [RequestID], dead: [WorkerID]) {
+        workers[worker]?.lastSeen = now - deadAfter - .seconds(1)
+        return tick(now: now)
+    }
+
+    /// A reply: true if it is the first for that request (deliver it), false for a duplicate.
+    public mutating func replied(_ request: RequestID, from worker: WorkerID, now: ContinuousClock.Instant) -> (deliver: Bool, dispatches: [Dispatch]) {
+        workers[worker]?.lastSeen = now
+        if workers[worker]?.inFlight.remove(request) != nil { workers[worker]?.credits += 1 }
+        let first = assigned.removeValue(forKey: request) != nil || queue.contains { $0.id == request }
+        queue.removeAll { $0.id == request }
+        return (first, dispatch(now: now))
+    }
+
+    /// The worker asked for no more work; what it holds it still answers.
+    public mutating func draining(_ worker: WorkerID) {
+        workers[worker]?.draining = true
+        workers[worker]?.credits = 0
+    }
+
+    /// The caller gave up on a request (its deadline passed or its client left).
+    /// The worker keeps the request (and its credit) until it replies.
+    public mutating func abandon(_ request: RequestID) {
+        assigned.removeValue(forKey: request)
+        queue.removeAll { $0.id == request }
+    }
+
+    /// Periodic check: dead workers leave and their requests are requeued;
+    /// queued requests past their deadline are returned as expired.
+    public mutating func tick(now: ContinuousClock.Instant) -> (dispatches: [Dispatch], expired: [RequestID], dead: [WorkerID]) {
+        let dead = workers.filter { now - $0.value.lastSeen > deadAfter }.map(\.key)
+        var requeued: [Pending] = []
+        for id in dead {
+            guard let worker = workers.removeValue(forKey: id) else { continue }
+            for request in worker.inFlight.sorted() {
+                guard let entry = assigned.removeValue(forKey: request) else { continue }
+                requeued.append(Pending(id: request, deadline: entry.deadline))
+            }
+        }
+        redispatched += requeued.count
+        queue.insert(contentsOf: requeued, at: 0)
+        let expired = queue.filter { $0.deadline <= now }.map(\.id)
+        queue.removeAll { $0.deadline <= now }
+        return (dispatch(now: now), expired, dead)
+    }
+
+    /// Gives queued requests to the workers with the most free credits.
+    private mutating func dispatch(now: ContinuousClock.Instant) -> [Dispatch] {
+        var dispatches: [Dispatch] = []
+        while !queue.isEmpty {
+            guard let (id, _) = workers.filter({ !$0.value.draining && $0.value.credits > 0 })
+                .max(by: { $0.value.credits < $1.value.credits })
+            else { break }
+            let next = queue.removeFirst()
+            workers[id]?.credits -= 1
+            workers[id]?.inFlight.insert(next.id)
+            assigned[next.id] = (id, next.deadline)
+            dispatches.append(Dispatch(worker: id, request: next.id))
+        }
+        return dispatches
+    }
+}

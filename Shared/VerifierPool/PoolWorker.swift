@@ -1,0 +1,110 @@
+import Contracts
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// A verifier's end of the pool: a DEALER connected to a gateway's ROUTER.
+/// It announces its capacity (READY), answers each request with a REPLY
+/// (which returns the credit), and heartbeats every second. When it has not
+/// heard the gateway for `gatewayDeadAfter` it announces itself again (the
+/// gateway restarted or dropped it). On graceful shutdown it sends DISCONNECT,
+/// finishes what it holds, then stops.
+public final class PoolWorker: Service, Sendable {
+    public typealias Handler = @Sendable (Envelope) async -> Envelope
+
+    private let socket: ZMQSocketLoop
+    private let capacity: Int
+    private let handler: Handler
+    private let logger: Logger
+    private let gatewayDeadAfter: Duration
+    private let inFlight = Mutex(0)
+    private let lastHeard = Mutex(ContinuousClock.now)
+
+    public init(
+        context: ZMQContext, endpoint: String, capacity: Int, gatewayDeadAfter: Duration = .seconds(3),
+        logger: Logger, handler: @escaping Handler
+    ) {
+        self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
+            try socket.setLinger(milliseconds: 1_000)
+            try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 2_000)
+            try socket.connect(endpoint)
+        }
+        self.capacity = capacity
+        self.handler = handler
+        self.logger = logger
+        self.gatewayDeadAfter = gatewayDeadAfter
+    }
+
+    public func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.socket.run() }
+            try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(capacity))]))
+            group.addTask { try await self.heartbeatLoop() }
+            // Requests run in a child group: leaving waits for every one of them.
+            try await withThrowingDiscardingTaskGroup { requests in
+                let leaving = LeaveFlag()
+                try await withGracefulShutdownHandler {
+                    var disconnectedAt: ContinuousClock.Instant?
+                    while true {
+                        if leaving.isSet, disconnectedAt == nil {
+                            logger.info("leaving the pool", metadata: ["pool.in_flight": "\(inFlight.withLock { $0 })"])
+                            try await socket.send(PoolFrame.encode(.disconnect))
+                            disconnectedAt = .now
+                        }
+                        // After DISCONNECT, requests the gateway sent before it saw it may still
+                        // arrive: serve them, and stop once a second has passed with none left.
+                        if let since = disconnectedAt, ContinuousClock.now - since >= .seconds(1),
+                            inFlight.withLock({ $0 == 0 })
+                        {
+                            return
+                        }
+                        guard let message = try await socket.receive(timeout: .milliseconds(250)) else { continue }
+                        lastHeard.withLock { $0 = .now }
+                        guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2
+                        else { continue }
+                        inFlight.withLock { $0 += 1 }
+                        requests.addTask { await self.serve(id: body[0], frame: body[1]) }
+                    }
+                } onGracefulShutdown: {
+                    leaving.set()
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Answers one request; `inFlight` was counted up by the reader.
+    private func serve(id: [UInt8], frame: [UInt8]) async {
+        defer { inFlight.withLock { $0 -= 1 } }
+        let answer: Envelope
+        do {
+            answer = await handler(try Envelope(frame: frame))
+        } catch {
+            answer = Envelope(
+                requestID: "", body: .failure(ServiceFailure(.unsupportedContract, message: "\(error)")))
+        }
+        try? await socket.send(PoolFrame.encode(.reply, [id, answer.frame()]))
+    }
+
+    private func heartbeatLoop() async throws {
+        while true {
+            try await Task.sleep(for: .seconds(1))
+            try await socket.send(PoolFrame.encode(.heartbeat))
+            if ContinuousClock.now - lastHeard.withLock({ $0 }) > gatewayDeadAfter {
+                // Paranoid Pirate: the gateway may have restarted and forgotten us; announce again.
+                let free = max(0, capacity - inFlight.withLock { $0 })
+                try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(free))]))
+                lastHeard.withLock { $0 = .now }
+            }
+        }
+    }
+}
+
+/// Set once, from the graceful-shutdown handler.
+final class LeaveFlag: Sendable {
+    private let flag = Atomic(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+}
