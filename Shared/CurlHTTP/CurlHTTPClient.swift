@@ -2,8 +2,9 @@ import Logging
 import ServiceLifecycle
 
 /// An HTTP client over libcurl's multi interface: one loop on one dedicated
-/// thread drives every transfer of the process, and the multi handle's
-/// connection cache keeps connections (and TLS sessions) alive between them.
+/// thread drives every transfer of the client (one client per process is
+/// the intent), and the multi handle's connection cache keeps connections,
+/// TLS ones included, alive between transfers.
 ///
 /// A `Service`: put it in the `ServiceGroup` before the services that use it,
 /// so it starts first and stops last. `execute` may be called before `run()`

@@ -19,6 +19,7 @@ public final class VerifierPoolClient: Service, Sendable {
         var dispatcher: PoolDispatcher
         var nextID: UInt64 = 0
         var waiting: [UInt64: (envelope: [UInt8], continuation: CheckedContinuation<Envelope, any Error>)] = [:]
+        var repliesByWorker: [[UInt8]: Int] = [:]
     }
 
     public static let heartbeatInterval: Duration = .seconds(1)
@@ -49,6 +50,15 @@ public final class VerifierPoolClient: Service, Sendable {
 
     /// Live verifiers, for readiness.
     public var workerCount: Int { state.withLock { $0.dispatcher.workerCount } }
+
+    /// How many replies each verifier (by its ZeroMQ identity) delivered: how work was spread.
+    public var repliesByWorker: [Int] { state.withLock { Array($0.repliesByWorker.values) } }
+
+    /// Requests held by verifiers right now.
+    public var inFlightCount: Int { state.withLock { $0.dispatcher.inFlightCount } }
+
+    /// Requests handed to another verifier because theirs died.
+    public var redispatchedCount: Int { state.withLock { $0.dispatcher.redispatched } }
 
     public func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
@@ -110,6 +120,7 @@ public final class VerifierPoolClient: Service, Sendable {
                 guard body.count == 2, let id = PoolFrame.uint64(body[0]) else { continue }
                 let (waiting, dispatches) = state.withLock { state in
                     let (deliver, dispatches) = state.dispatcher.replied(id, from: worker, now: now)
+                    if deliver { state.repliesByWorker[worker, default: 0] += 1 }
                     return (deliver ? state.waiting.removeValue(forKey: id) : nil, dispatches)
                 }
                 send(dispatches)

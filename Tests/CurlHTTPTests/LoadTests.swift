@@ -1,19 +1,23 @@
 import CurlHTTP
 import Testing
+
+#if canImport(Glibc)
 import Glibc
+#endif
 
 /// Many transfers through one client. Wall times are printed, not asserted:
 /// the CI machine has two cores and other work.
 @Suite(.serialized) struct LoadTests {
     @Test func fiveHundredConcurrentPosts() async throws {
         let count = 500
+        try raiseOpenFileLimit(to: 3 * count)
         try await Harness.with { harness in
             let clock = ContinuousClock()
             let start = clock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<count {
                     group.addTask {
-                        let body = Array("request \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: index)
+                        let body = Array("request \(index) ".utf8) + [UInt8](repeating: UInt8(index % 251), count: index * 5)
                         let response = try await harness.client.execute(
                             HTTPRequest(
                                 method: .post, url: harness.url("/echo"),
@@ -30,7 +34,9 @@ import Glibc
     }
 
     @Test func twoThousandRequestsInFlight() async throws {
-        let count = Int(String(cString: getenv("BENCH_N") ?? strdup("2000"))) ?? 2000
+        let count = 2_000
+        // Both ends of every connection live in this process.
+        try raiseOpenFileLimit(to: 3 * count)
         let configuration = CurlHTTPClient.Configuration(maxConcurrentTransfers: count, maxConnectionsPerHost: count)
         try await Harness.with(configuration) { harness in
             let clock = ContinuousClock()
@@ -48,4 +54,17 @@ import Glibc
             print("\(count) requests in flight against a 1 s endpoint: \(clock.now - start)")
         }
     }
+}
+
+/// Raises the soft limit on open descriptors (many shells start at 1,024).
+private func raiseOpenFileLimit(to wanted: Int) throws {
+    var limit = rlimit()
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    guard getrlimit(resource, &limit) == 0 else { throw TestFailure("getrlimit failed") }
+    guard limit.rlim_cur < rlim_t(wanted) else { return }
+    guard limit.rlim_max >= rlim_t(wanted) else {
+        throw TestFailure("the hard limit on open files (\(limit.rlim_max)) is below \(wanted)")
+    }
+    limit.rlim_cur = rlim_t(wanted)
+    guard setrlimit(resource, &limit) == 0 else { throw TestFailure("setrlimit failed") }
 }

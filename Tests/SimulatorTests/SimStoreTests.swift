@@ -126,3 +126,13 @@ import Testing
         #expect(throws: FaultPlanError.self) { try plan.validated() }
     }
 }
+
+@Suite struct FaultPlanDecodingTests {
+    @Test func omittedFieldsMeanNoFault() throws {
+        let plan = try JSONDecoder().decode(FaultPlan.self, from: Data(#"{"rate_503": 0.5, "latency_min_ms": 3000}"#.utf8))
+        #expect(plan.rate503 == 0.5)
+        #expect(plan.rate21005 == 0)
+        #expect(plan.latencyMinMs == 3_000)
+        #expect(plan.latencyMaxMs == 3_000)
+    }
+}

@@ -21,17 +21,23 @@ public enum VerifierApplication {
         let verifier = ReceiptVerifier(settings: settings, logger: context.logger) { request throws(HTTPClientError) in
             try await client.execute(request)
         }
-        let worker = PoolWorker(
-            context: ZMQContext(), endpoint: context.configuration.endpoints.verifier, capacity: settings.maxInFlight,
-            logger: context.logger, handler: VerifyRequestHandler(verifier: verifier, defaultDeadline: settings.verifyDeadline).handle)
+        let handler = VerifyRequestHandler(verifier: verifier, defaultDeadline: settings.verifyDeadline)
+        let endpoints = context.configuration.endpoints.verifiers
+        let zmq = ZMQContext()
+        // One worker per gateway; the in-flight bound is shared between them.
+        let workers = endpoints.map { endpoint in
+            PoolWorker(
+                context: zmq, endpoint: endpoint, capacity: max(1, settings.maxInFlight / endpoints.count),
+                logger: context.logger, handler: handler.handle)
+        }
         context.logger.info(
             "verifier configured",
             metadata: [
                 "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
-                "pool.endpoint": "\(context.configuration.endpoints.verifier)", "pool.capacity": "\(settings.maxInFlight)",
+                "pool.endpoints": "\(endpoints.joined(separator: ","))", "pool.capacity": "\(settings.maxInFlight)",
             ])
         // Started in order, stopped in reverse: the worker leaves the pool before the client stops.
-        return [client, worker]
+        return [client] + workers
     }
 }
 

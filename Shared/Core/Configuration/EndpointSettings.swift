@@ -3,7 +3,9 @@ public struct EndpointSettings: Sendable {
     /// `STOREKEEPER_EVENTS_ENDPOINT`: the ledger's event PUB socket (ledger binds).
     public var events: String
     /// `STOREKEEPER_VERIFIER_ENDPOINT`: the verifier pool (gateway binds, verifiers connect).
-    public var verifier: String
+    /// A comma list lets verifiers serve several gateways; a gateway binds the first.
+    public var verifiers: [String]
+    public var verifier: String { verifiers[0] }
     /// `STOREKEEPER_LEDGER_ENDPOINT`: record, notification and entitlement requests (ledger binds).
     public var ledger: String
     /// `STOREKEEPER_REPLAY_ENDPOINT`: event replay for subscribers that fell behind (ledger binds).
@@ -12,7 +14,7 @@ public struct EndpointSettings: Sendable {
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         typealias V = ConfigurationVariable
         events = try reader.zmqEndpoint(.eventsEndpoint)
-        verifier = try reader.zmqEndpoint(.verifierEndpoint)
+        verifiers = try reader.zmqEndpoints(.verifierEndpoint)
         ledger = try reader.zmqEndpoint(.ledgerEndpoint)
         replay = try reader.zmqEndpoint(.replayEndpoint)
         let all = [(V.eventsEndpoint, events), (V.verifierEndpoint, verifier), (V.ledgerEndpoint, ledger), (V.replayEndpoint, replay)]

@@ -97,9 +97,21 @@ public struct EnvironmentReader: Sendable {
         return address
     }
 
+    /// A comma list of ZeroMQ endpoints (at least one).
+    public func zmqEndpoints(_ variable: ConfigurationVariable) throws(ConfigurationError) -> [String] {
+        var endpoints: [String] = []
+        for item in list(variable).isEmpty ? [string(variable)] : list(variable) {
+            endpoints.append(try zmqEndpoint(variable, text: item))
+        }
+        return endpoints
+    }
+
     /// A ZeroMQ endpoint: `tcp://host:port`, `ipc://path` or `inproc://name`.
     public func zmqEndpoint(_ variable: ConfigurationVariable) throws(ConfigurationError) -> String {
-        let text = string(variable)
+        try zmqEndpoint(variable, text: string(variable))
+    }
+
+    private func zmqEndpoint(_ variable: ConfigurationVariable, text: String) throws(ConfigurationError) -> String {
         let valid: Bool
         if text.hasPrefix("tcp://") {
             valid = SocketAddress(String(text.dropFirst(6))) != nil

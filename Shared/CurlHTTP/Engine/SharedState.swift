@@ -1,16 +1,16 @@
-import CCurl
 import Synchronization
 
 /// Where a waiting `execute` call is resumed.
 typealias ResponseContinuation = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
 
-/// The `ClientStateMachine` behind a lock, plus the multi handle for waking
-/// the loop. Callers' tasks and the loop thread meet only here.
+/// The `ClientStateMachine` behind a lock, plus the means to wake the loop.
+/// Callers' tasks and the loop thread meet only here.
 ///
 /// Continuations are resumed after the lock is released (resuming schedules
-/// a task; no reason to hold others up meanwhile). `curl_multi_wakeup` is
-/// called with the lock held: it is one non-blocking write, and holding the
-/// lock is what guarantees the loop has not freed the multi handle meanwhile.
+/// a task; no reason to hold others up meanwhile). The waker is called with
+/// the lock held: it is one non-blocking write, and holding the lock is what
+/// guarantees the loop has not closed its descriptor meanwhile (`finish`
+/// removes the waker under the same lock).
 final class SharedState: Sendable {
     private struct Locked {
         var machine = ClientStateMachine<ResponseContinuation>()

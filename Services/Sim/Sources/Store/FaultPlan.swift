@@ -14,6 +14,16 @@ public struct FaultPlan: Codable, Sendable, Equatable {
 
     public init() {}
 
+    /// Every field is optional in the admin API's JSON: what is left out is no fault.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        latencyMinMs = try container.decodeIfPresent(Int.self, forKey: .latencyMinMs) ?? 0
+        latencyMaxMs = try container.decodeIfPresent(Int.self, forKey: .latencyMaxMs) ?? latencyMinMs
+        rate21005 = try container.decodeIfPresent(Double.self, forKey: .rate21005) ?? 0
+        rate503 = try container.decodeIfPresent(Double.self, forKey: .rate503) ?? 0
+        rateHang = try container.decodeIfPresent(Double.self, forKey: .rateHang) ?? 0
+    }
+
     enum CodingKeys: String, CodingKey {
         case latencyMinMs = "latency_min_ms", latencyMaxMs = "latency_max_ms"
         case rate21005 = "rate_21005", rate503 = "rate_503", rateHang = "rate_hang"

@@ -1,0 +1,159 @@
+import Contracts
+import Foundation
+import Testing
+
+/// The verifier pool end to end: the simulator and verifiers as real
+/// processes, the gateway's end of the pool in-process.
+@Suite(.serialized) struct VerifierPoolTests {
+    /// Runs `body` with a simulator, a pool and `verifiers` verifier processes; stops them all.
+    func withPool(
+        verifiers: Int = 1, verifierEnvironment: [String: String] = [:],
+        _ body: (PoolHarness, [ChildProcess]) async throws -> Void
+    ) async throws {
+        let simulator = try await SimulatorProcess()
+        let pool = try await PoolHarness(simulator: simulator)
+        var children: [ChildProcess] = []
+        do {
+            for _ in 0..<verifiers { children.append(try pool.startVerifier(verifierEnvironment)) }
+            try await pool.waitForVerifiers(verifiers)
+            try await body(pool, children)
+        } catch {
+            for child in children { await child.stop() }
+            await pool.stop()
+            await simulator.stop()
+            throw error
+        }
+        // A verifier the test killed is gone already; every other one must stop cleanly.
+        for child in children where child.isRunning {
+            #expect(await child.stop() == 0, "verifier did not stop cleanly: \(child.captured)")
+        }
+        await pool.stop()
+        await simulator.stop()
+    }
+
+    @Test func aSandboxReceiptFallsBackFromProduction() async throws {
+        try await withPool { pool, _ in
+            let (receipt, transactionID) = try await pool.simulator.purchase(
+                product: "com.example.gems", type: "consumable", environment: "sandbox")
+            let answer = try await pool.verify(receipt)
+            let result = try #require(answer.result, "\(answer)")
+            #expect(result.environment == .sandbox)
+            #expect(result.bundleID == "com.example.storekeeper")
+            #expect(result.transactions.map(\.transactionID) == [transactionID])
+            #expect(result.receiptSha256.count == 64)
+        }
+    }
+
+    @Test func subscriptionsNeedTheRightSharedSecret() async throws {
+        try await withPool(verifierEnvironment: ["STOREKEEPER_APPLE_SHARED_SECRET": "not-the-secret"]) { pool, _ in
+            let (receipt, _) = try await pool.simulator.purchase(
+                product: "com.example.pro.monthly", type: "auto_renewable", environment: "production")
+            let answer = try await pool.verify(receipt)
+            #expect(answer.failureCode == "shared_secret_mismatch")
+        }
+        try await withPool { pool, _ in
+            let (receipt, transactionID) = try await pool.simulator.purchase(
+                product: "com.example.pro.monthly", type: "auto_renewable", environment: "production")
+            let result = try #require(try await pool.verify(receipt).result)
+            #expect(result.environment == .production)
+            let transaction = try #require(result.transactions.first { $0.transactionID == transactionID })
+            #expect(transaction.hasExpiresDateMs)
+            #expect(result.pendingRenewals.first?.autoRenewStatus == true)
+        }
+    }
+
+    @Test func failureClasses() async throws {
+        try await withPool(verifierEnvironment: ["STOREKEEPER_BUNDLE_IDS": "com.example.other"]) { pool, _ in
+            let (receipt, _) = try await pool.simulator.purchase(
+                product: "com.example.gems", type: "consumable", environment: "production")
+            #expect(try await pool.verify(receipt).failureCode == "bundle_mismatch")
+            // A receipt the App Store never minted: 21002, retried once, then invalid.
+            let unknown = try await pool.verify("U0tTSU0xdW5rbm93bnJlY2VpcHQ=")
+            #expect(unknown.failureCode == "receipt_invalid")
+            if case .failure(let failure) = unknown.body { #expect(failure.appleStatus == 21002) }
+        }
+    }
+
+    @Test func appleTroubleIsRetriedUntilItSucceeds() async throws {
+        try await withPool { pool, _ in
+            try await pool.simulator.setFaults("production", ["rate_503": 0.3, "rate_21005": 0.2])
+            for _ in 0..<6 {
+                let (receipt, _) = try await pool.simulator.purchase(
+                    product: "com.example.gems", type: "consumable", environment: "production")
+                let answer = try await pool.verify(receipt, deadline: .seconds(30))
+                #expect(answer.result?.environment == .production, "\(answer)")
+            }
+        }
+    }
+
+    @Test func anOutageEndsAsUnavailableWithinTheDeadline() async throws {
+        try await withPool(verifierEnvironment: ["STOREKEEPER_APPLE_ATTEMPT_TIMEOUT_MS": "500", "STOREKEEPER_APPLE_CONNECT_TIMEOUT_MS": "200"]) { pool, _ in
+            let (receipt, _) = try await pool.simulator.purchase(
+                product: "com.example.gems", type: "consumable", environment: "production")
+            try await pool.simulator.setFaults("production", ["rate_503": 0.5, "rate_hang": 0.5])
+            let started = ContinuousClock.now
+            let answer = try await pool.verify(receipt, deadline: .seconds(4))
+            let elapsed = ContinuousClock.now - started
+            #expect(answer.failureCode == "apple_unavailable", "\(answer)")
+            if case .failure(let failure) = answer.body {
+                #expect(failure.retryable)
+                #expect(failure.retryAfterMs >= 1_000)
+            }
+            // The verifier gives up inside the request's deadline instead of hanging on Apple.
+            #expect(elapsed < .seconds(4))
+        }
+    }
+
+    @Test func requestsHeldByAKilledVerifierCompleteOnAnother() async throws {
+        try await withPool { pool, children in
+            try await pool.simulator.setFaults("production", ["latency_min_ms": 5_000, "latency_max_ms": 5_000])
+            var receipts: [String] = []
+            for index in 0..<20 {
+                receipts.append(try await pool.simulator.purchase(
+                    product: "com.example.gems", type: "consumable", environment: "production", account: "k\(index)").receipt)
+            }
+            let answers = Task {
+                try await withThrowingTaskGroup(of: Envelope.self) { group in
+                    for receipt in receipts { group.addTask { try await pool.verify(receipt) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            // All 20 are held by the only verifier (its Apple calls take 5 s); then a second one
+            // joins and the first dies without a word.
+            for _ in 0..<100 where pool.client.inFlightCount < 20 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(pool.client.inFlightCount == 20)
+            let second = try pool.startVerifier()
+            try await pool.waitForVerifiers(2)
+            children[0].signal(SIGKILL)
+            let results = try await answers.value
+            #expect(results.count == 20)
+            #expect(results.allSatisfy { $0.result != nil }, "\(results.compactMap(\.failureCode))")
+            #expect(pool.client.redispatchedCount > 0)
+            #expect(await second.stop() == 0)
+        }
+    }
+
+    @Test func aVerifierAddedUnderLoadTakesWork() async throws {
+        try await withPool(verifierEnvironment: ["STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4"]) { pool, _ in
+            try await pool.simulator.setFaults("production", ["latency_min_ms": 300, "latency_max_ms": 300])
+            var receipts: [String] = []
+            for index in 0..<40 {
+                receipts.append(try await pool.simulator.purchase(
+                    product: "com.example.gems", type: "consumable", environment: "production", account: "a\(index)").receipt)
+            }
+            let answers = Task {
+                try await withThrowingTaskGroup(of: Envelope.self) { group in
+                    for receipt in receipts { group.addTask { try await pool.verify(receipt) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            let second = try pool.startVerifier(["STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4"])
+            let results = try await answers.value
+            #expect(results.allSatisfy { $0.result != nil })
+            let spread = pool.client.repliesByWorker
+            #expect(spread.count == 2, "work went to \(spread)")
+            #expect(spread.allSatisfy { $0 > 0 })
+            #expect(await second.stop() == 0)
+        }
+    }
+}
