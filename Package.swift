@@ -124,7 +124,8 @@ let package = Package(
         ),
         .testTarget(name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore"], path: "Tests/CLITests", swiftSettings: strict),
         .testTarget(
-            name: "VerifierTests", dependencies: ["Verifier", "Contracts"], path: "Tests/VerifierTests",
+            name: "VerifierTests", dependencies: ["Verifier", "Contracts", "CurlHTTP", "StorekeeperCore"],
+            path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),

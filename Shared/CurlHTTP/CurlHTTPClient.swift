@@ -50,7 +50,9 @@ public final class CurlHTTPClient: Service, Sendable {
     }
 
     /// Sends `request` and waits for the whole response. Any HTTP status is a
-    /// response; only failures to get one throw.
+    /// response; only failures to get one throw. Before `run()` starts, or
+    /// while `maxConcurrentTransfers` are running, the request waits in the
+    /// queue; after `run()` has ended it fails with `.shutdown` at once.
     ///
     /// Cancelling the calling task removes the transfer from curl (closing its
     /// connection) and throws `.cancelled` without waiting for the loop.

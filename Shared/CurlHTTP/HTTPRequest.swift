@@ -20,8 +20,10 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// Time allowed to establish the connection (TCP and TLS); `nil` takes the client's default.
     public var connectTimeout: Duration?
-    /// Time allowed for the whole exchange, counted from `execute` (time queued
-    /// inside the client included); `nil` takes the client's default.
+    /// Time allowed for the whole exchange, counted from `execute`: time spent
+    /// queued inside the client is deducted when the transfer starts (one
+    /// that waited longer fails then with `.timedOut`; a caller that needs a
+    /// hard deadline while queued cancels its task). `nil` takes the client's default.
     public var totalTimeout: Duration?
     /// Largest response body accepted; a longer one fails with
     /// `.responseTooLarge`. `nil` takes the client's default.
