@@ -130,7 +130,12 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
-        .testTarget(name: "IntegrationTests", dependencies: ["StorekeeperCore", "VerifierPool", "Contracts", "ZeroMQ"], path: "Tests/IntegrationTests", swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "StorekeeperCore", "VerifierPool", "Contracts", "ZeroMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]
 )
 

@@ -33,7 +33,8 @@ final class SimulatorProcess: Sendable {
     var productionURL: String { base + "/production/verifyReceipt" }
     var sandboxURL: String { base + "/sandbox/verifyReceipt" }
 
-    func stop() async { await process.stop() }
+    @discardableResult
+    func stop() async -> Int32? { await process.stop() }
 
     private func get(_ path: String) async throws -> Int {
         let (_, response) = try await URLSession.shared.data(from: URL(string: base + path)!)

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import StorekeeperCore
+
+/// `storekeeper sim ...`: drives the local App Store simulator's admin API.
+struct SimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sim",
+        abstract: "Mint purchases, refund, toggle auto-renew, move the clock and inject faults in storekeeper-sim.",
+        subcommands: [Purchase.self, Refund.self, AutoRenew.self, Clock.self, Faults.self])
+
+    struct Target: ParsableArguments {
+        @Option(help: "The simulator's base URL (default: http://STOREKEEPER_SIM_ADDR).")
+        var simURL: String?
+
+        var client: SimAdminClient {
+            get throws {
+                let address = simURL ?? "http://" + EnvironmentReader().string(.simulatorAddress)
+                guard let url = URL(string: address) else { throw ValidationError("--sim-url is not a URL") }
+                return SimAdminClient(base: url)
+            }
+        }
+    }
+
+    struct Purchase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An Apple account buys a product; prints its receipt.")
+        @OptionGroup var target: Target
+        @Option(help: "Product identifier.") var product: String
+        @Option(help: "consumable, non_consumable or auto_renewable.") var type = "auto_renewable"
+        @Option(help: "production or sandbox.") var environment = "sandbox"
+        @Option(help: "The buyer's Apple account (receipts hold every purchase of it).") var account = "apple-account-1"
+        @Option(help: "Subscription period: P1W, P1M, P2M, P3M, P6M, P1Y.") var period = "P1M"
+
+        func run() async throws {
+            print(try await target.client.post(
+                "admin/purchases",
+                ["product_id": product, "type": type, "environment": environment, "account": account, "period": period]))
+        }
+    }
+
+    struct Refund: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Refund a transaction (sets cancellation_date).")
+        @OptionGroup var target: Target
+        @Argument(help: "The transaction id.") var transactionID: String
+        @Option(help: "Apple's cancellation_reason: 0 other, 1 an issue in the app.") var reason = 0
+
+        func run() async throws {
+            print(try await target.client.post("admin/refunds", ["transaction_id": transactionID, "reason": reason]))
+        }
+    }
+
+    struct AutoRenew: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "auto-renew", abstract: "Turn a subscription's auto-renew on or off.")
+        @OptionGroup var target: Target
+        @Argument(help: "The subscription's original transaction id.") var originalTransactionID: String
+        @Flag(inversion: .prefixedEnableDisable, help: "Renew automatically.") var renew = true
+
+        func run() async throws {
+            print(try await target.client.post(
+                "admin/auto-renew", ["original_transaction_id": originalTransactionID, "enabled": renew]))
+        }
+    }
+
+    struct Clock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move the simulator's clock forward (renewals fall due).")
+        @OptionGroup var target: Target
+        @Option(help: "How far, in minutes.") var minutes: Int
+
+        func validate() throws {
+            guard minutes >= 0 else { throw ValidationError("--minutes must not be negative") }
+        }
+
+        func run() async throws {
+            print(try await target.client.post("admin/clock", ["advance_ms": minutes * 60_000]))
+        }
+    }
+
+    struct Faults: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set one environment's faults (all zero: none).")
+        @OptionGroup var target: Target
+        @Argument(help: "production or sandbox.") var environment: String
+        @Option(help: "Added latency, lower bound (ms).") var latencyMin = 0
+        @Option(help: "Added latency, upper bound (ms).") var latencyMax: Int?
+        @Option(help: "Fraction of calls answered 21005.") var rate21005 = 0.0
+        @Option(help: "Fraction of calls answered HTTP 503.") var rate503 = 0.0
+        @Option(help: "Fraction of calls never answered.") var rateHang = 0.0
+
+        func run() async throws {
+            print(try await target.client.post(
+                "admin/faults/\(environment)",
+                [
+                    "latency_min_ms": latencyMin, "latency_max_ms": latencyMax ?? latencyMin, "rate_21005": rate21005,
+                    "rate_503": rate503, "rate_hang": rateHang,
+                ]))
+        }
+    }
+}
