@@ -48,7 +48,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
-            path: "Shared/ZMQ",
+            path: "Shared/ZeroMQ",
             swiftSettings: strict
         ),
         .target(
@@ -111,7 +111,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZMQTests", swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [

@@ -99,8 +99,10 @@ import Testing
                 #expect(failure.retryable)
                 #expect(failure.retryAfterMs >= 1_000)
             }
-            // The verifier gives up inside the request's deadline instead of hanging on Apple.
-            #expect(elapsed < .seconds(4))
+            // The answer is the verifier's own 'unavailable' (the pool would have thrown had the
+            // deadline passed first): it gave up in time instead of hanging on Apple. The bound
+            // on elapsed time is only a sanity check, generous for a loaded machine.
+            #expect(elapsed < .seconds(8))
         }
     }
 

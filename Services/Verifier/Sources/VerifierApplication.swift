@@ -43,6 +43,9 @@ public enum VerifierApplication {
 
 /// Turns a pool request envelope into the verify answer envelope.
 struct VerifyRequestHandler: Sendable {
+    /// Kept back from the deadline for the answer's way back through the pool.
+    static let replyAllowance: Duration = .milliseconds(250)
+
     let verifier: ReceiptVerifier
     let defaultDeadline: Duration
 
@@ -52,10 +55,12 @@ struct VerifyRequestHandler: Sendable {
                 requestID: envelope.requestID,
                 body: .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests")))
         }
-        // The envelope's absolute deadline, when it is sooner than our own default.
+        // The envelope's absolute deadline, when it is sooner than our own default, less
+        // the time the answer needs to travel back: an answer after the deadline is wasted.
         let nowMs = Int64(Date().timeIntervalSince1970 * 1_000)
         var budget = defaultDeadline
         if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
+        if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
         let result = await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID)
         switch result {
         case .success(let verified):

@@ -1,0 +1,28 @@
+/// Receiving with a deadline, for loops that must also act when nothing
+/// arrives (heartbeats, liveness checks).
+extension ZMQSocketLoop {
+    /// The next message, or nil when none came within `timeout` (nil: wait
+    /// as long as it takes). Same errors as `receive()`.
+    ///
+    /// Built on `receive()` and its cancellation, which never loses a message:
+    /// a timer and a receive race, the loser is cancelled, and a message the
+    /// receive got at the very moment the timer fired is returned, not dropped.
+    public func receive(timeout: Duration?) async throws -> [[UInt8]]? {
+        guard let timeout else { return try await receive() }
+        return try await withThrowingTaskGroup(of: [[UInt8]]?.self) { group in
+            group.addTask { try await self.receive() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.nextResult()
+            group.cancelAll()
+            let second = await group.nextResult()
+            let results = [first, second].compactMap { $0 }
+            for case .success(let message?) in results { return message }
+            for case .failure(let error) in results where !(error is CancellationError) { throw error }
+            try Task.checkCancellation()
+            return nil
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// One ZeroMQ socket on a thread of its own, used from async code.
+///
+/// ## Threading model
+///
+/// libzmq sockets are not thread-safe and their calls block, so a socket may
+/// neither move between threads nor run on Swift's cooperative pool (two
+/// threads on a 2-core machine: one blocked call would stall half the
+/// process). So `run()` starts one dedicated thread, which creates the socket,
+/// runs `configure` on it (bind or connect, options), and then loops: it waits
+/// in `zmq_poll` (never longer than `pollIntervalMilliseconds`) on the socket
+/// and on the read end of a self-pipe, moves messages between libzmq and two
+/// queues, and at the end closes the socket on that same thread.
+///
+/// Async callers never touch the socket. They meet the thread in a state
+/// machine (`SocketLoopStateMachine`) behind a `Mutex`: `send` puts its
+/// message in the outbox and writes a byte to the pipe, which wakes the
+/// thread's `zmq_poll`; `receive` takes a message from the inbox, or waits
+/// for the thread to hand it one. Each call suspends on a checked
+/// continuation that exactly one party resumes.
+///
+/// ## Back-pressure, both ways
+///
+/// - `send` resumes once libzmq has accepted the message. When the socket
+///   would block (high-water mark, or no peer yet), the message stays in the
+///   outbox until `zmq_poll` reports the socket writable, and its sender stays
+///   suspended: nothing is dropped, and the outbox never holds more messages
+///   than there are suspended senders, which is why it needs no limit of its
+///   own. (ROUTER and PUB drop at the high-water mark inside libzmq, as ever.
+///   A ROUTER with `setRouterMandatory(true)` waits instead, which holds up
+///   its later messages to other peers too, and fails messages to unknown
+///   peers with `EHOSTUNREACH`.)
+/// - Received messages wait in an inbox of at most `inboxLimit`. While it is
+///   full the thread stops reading, so libzmq's queues fill and its
+///   high-water marks push back on the peers.
+///
+/// ## Lifecycle
+///
+/// `run()` returns once the thread has closed the socket (with its linger).
+/// Cancelling the task that runs it, calling `stop()`, or shutting the
+/// context down stops the loop; a failing `configure` or socket call ends
+/// `run()` with that error. Sends made before `run()` wait and go out once it
+/// runs. Once stopped, waiting and later calls throw `Closed`; messages still
+/// in the inbox are discarded. A loop runs once. Wrapped in a
+/// swift-service-lifecycle `Service`, it is the `run()` of the service.
+///
+/// ```swift
+/// let loop = ZMQSocketLoop(context: context, type: .dealer) { socket in
+///     try socket.setRoutingID(Array("gateway-1".utf8))
+///     try socket.connect("tcp://127.0.0.1:5555")
+/// }
+/// // in a task group or ServiceGroup: try await loop.run()
+/// try await loop.send([Array("hello".utf8)])
+/// let reply = try await loop.receive()
+/// ```
+public final class ZMQSocketLoop: Sendable {
+    /// Thrown by `send`, `receive` and a second `run()` once the loop has stopped (or was asked to).
+    public struct Closed: Error, Equatable, CustomStringConvertible {
+        public init() {}
+        public var description: String { "ZeroMQ socket loop closed" }
+    }
+
+    typealias Machine = SocketLoopStateMachine<
+        CheckedContinuation<Void, any Error>, CheckedContinuation<[[UInt8]], any Error>
+    >
+
+    /// The state machine plus what the thread's start and end need.
+    struct Locked {
+        var machine: Machine
+        /// Set while the thread runs; writing to it with the lock held is one non-blocking write.
+        var wakeup: WakeupPipe?
+        var finished: CheckedContinuation<Void, any Error>?
+
+        func wake() { wakeup?.wake() }
+    }
+
+    public let type: ZMQSocketType
+    let context: ZMQContext
+    let configure: @Sendable (ZMQSocket) throws -> Void
+    let pollIntervalMilliseconds: Int
+    let logger: Logger
+    let locked: Mutex<Locked>
+
+    /// Nothing starts here: the thread and the socket come with `run()`.
+    ///
+    /// - Parameters:
+    ///   - inboxLimit: received messages held for `receive` before the thread
+    ///     stops reading the socket.
+    ///   - pollIntervalMilliseconds: the longest `zmq_poll` wait (1...1000); the
+    ///     thread re-checks its state at least this often.
+    ///   - logger: debug lines for start, stop and failure.
+    ///   - configure: runs on the socket's thread before anything else: bind
+    ///     or connect, set options. What it throws ends `run()`.
+    public init(
+        context: ZMQContext, type: ZMQSocketType, inboxLimit: Int = 10_000, pollIntervalMilliseconds: Int = 100,
+        logger: Logger = Logger(label: "storekeeper.zeromq", factory: { _ in SwiftLogNoOpLogHandler() }),
+        configure: @escaping @Sendable (ZMQSocket) throws -> Void
+    ) {
+        precondition((1...1_000).contains(pollIntervalMilliseconds), "pollIntervalMilliseconds must be in 1...1000")
+        self.context = context
+        self.type = type
+        self.configure = configure
+        self.pollIntervalMilliseconds = pollIntervalMilliseconds
+        var logger = logger
+        logger[metadataKey: "zmq.socket.type"] = "\(type)"
+        self.logger = logger
+        self.locked = Mutex(Locked(machine: Machine(inboxLimit: inboxLimit)))
+    }
+
+    /// Starts the socket's thread and returns when it has stopped and closed
+    /// the socket: after cancellation of the calling task, `stop()`, or
+    /// shutdown of the context (all return normally), or a failure of
+    /// `configure` or libzmq (thrown). A second call throws `Closed`.
+    public func run() async throws {
+        let wakeup = try WakeupPipe()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
+                let started = locked.withLock { state in
+                    guard state.machine.start() else { return false }
+                    state.finished = finished
+                    state.wakeup = wakeup
+                    return true
+                }
+                guard started else { return finished.resume(throwing: Closed()) }
+                let thread = Thread { [self] in runThread(wakeup: wakeup) }
+                thread.name = "zmq-\(type)"
+                thread.start()
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    /// Asks the loop to stop; `run()` returns once the socket is closed. Sends
+    /// still waiting get one last non-blocking try, then fail with `Closed`.
+    public func stop() {
+        locked.withLock { state in
+            if state.machine.requestStop() { state.wake() }
+        }
+    }
+
+    /// Hands `frames` to the socket's thread as one message and returns once
+    /// libzmq accepted it (suspending meanwhile: that is the back-pressure).
+    ///
+    /// Throws what libzmq refused it with (e.g. `EHOSTUNREACH` for a ROUTER
+    /// with mandatory routing), `Closed` when the loop stopped first, or
+    /// `CancellationError` when the task was cancelled before libzmq took it
+    /// (then it is never sent). Throws `EINVAL` for an empty message.
+    public func send(_ frames: [[UInt8]]) async throws {
+        guard !frames.isEmpty else { throw ZMQError(code: EINVAL, operation: "zmq_send") }
+        let id = locked.withLock { $0.machine.makeID() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let action = locked.withLock { state in
+                    let action = state.machine.enqueueSend(
+                        id: id, frames: frames, waiter: continuation, isCancelled: Task.isCancelled)
+                    if case .wake = action { state.wake() }
+                    return action
+                }
+                if case .fail(let waiter, let failure) = action { waiter.resume(throwing: failure.error) }
+            }
+        } onCancel: {
+            locked.withLock { $0.machine.cancelSend(id: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The next message (all its frames), in arrival order. May be called
+    /// before `run()`. Throws `Closed` once the loop stopped, and
+    /// `CancellationError` when the task is cancelled while waiting; a message
+    /// arriving after that goes to the next `receive`.
+    public func receive() async throws -> [[UInt8]] {
+        let id = locked.withLock { $0.machine.makeID() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[[UInt8]], any Error>) in
+                let action = locked.withLock { state in
+                    let action = state.machine.receive(id: id, waiter: continuation, isCancelled: Task.isCancelled)
+                    if case .resume(_, _, wake: true) = action { state.wake() }
+                    return action
+                }
+                switch action {
+                case .wait: break
+                case .resume(let waiter, let message, _): waiter.resume(returning: message)
+                case .fail(let waiter, let failure): waiter.resume(throwing: failure.error)
+                }
+            }
+        } onCancel: {
+            locked.withLock { $0.machine.cancelReceive(id: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: For tests and diagnostics
+
+    /// Messages handed to `send` that libzmq has not taken yet.
+    var queuedSendCount: Int { locked.withLock { $0.machine.queuedSendCount } }
+    /// `receive` calls waiting for a message.
+    var waitingReceiverCount: Int { locked.withLock { $0.machine.waitingReceiverCount } }
+    /// Received messages waiting for a `receive`.
+    var bufferedMessageCount: Int { locked.withLock { $0.machine.bufferedMessageCount } }
+}
+
+extension SocketLoopFailure {
+    var error: any Error {
+        switch self {
+        case .closed: ZMQSocketLoop.Closed()
+        case .cancelled: CancellationError()
+        }
+    }
+}

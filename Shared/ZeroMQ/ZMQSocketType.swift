@@ -1,0 +1,34 @@
+import CZeroMQ
+
+/// The ZeroMQ socket patterns Storekeeper uses (and their classic peers).
+public enum ZMQSocketType: Sendable, CaseIterable, CustomStringConvertible {
+    case router, dealer, pub, sub, push, pull, pair, req, rep
+
+    var rawValue: Int32 {
+        switch self {
+        case .router: ZMQ_ROUTER
+        case .dealer: ZMQ_DEALER
+        case .pub: ZMQ_PUB
+        case .sub: ZMQ_SUB
+        case .push: ZMQ_PUSH
+        case .pull: ZMQ_PULL
+        case .pair: ZMQ_PAIR
+        case .req: ZMQ_REQ
+        case .rep: ZMQ_REP
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .router: "ROUTER"
+        case .dealer: "DEALER"
+        case .pub: "PUB"
+        case .sub: "SUB"
+        case .push: "PUSH"
+        case .pull: "PULL"
+        case .pair: "PAIR"
+        case .req: "REQ"
+        case .rep: "REP"
+        }
+    }
+}

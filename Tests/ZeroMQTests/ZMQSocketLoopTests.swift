@@ -1,0 +1,136 @@
+import CZeroMQ
+import Testing
+
+@testable import ZeroMQ
+
+@Suite(.timeLimit(.minutes(1))) struct ZMQSocketLoopTests {
+    let context = ZMQContext()
+
+    @Test func cancellingRunClosesTheSocketAndLaterCallsThrowClosed() async throws {
+        let bound = Box<String>()
+        let loop = ZMQSocketLoop(context: context, type: .pull) { socket in
+            try socket.bind("tcp://127.0.0.1:*")
+            bound.set(try socket.lastEndpoint())
+        }
+        let runner = Task { try await loop.run() }
+        let endpoint = try await bound.wait()
+        let waiting = Task { try await loop.receive() }
+        #expect(await eventually { loop.waitingReceiverCount == 1 })
+        runner.cancel()
+        try await runner.value  // returns: the thread has finished
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await waiting.value }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.send([bytes("late")]) }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.receive() }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.run() }
+        // The port is free again once libzmq's I/O thread has reaped the socket.
+        let again = try ZMQSocket(context: context, type: .pull)
+        var rebound = false
+        for _ in 0..<2_000 where !rebound {
+            do {
+                try again.bind(endpoint)
+                rebound = true
+            } catch {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        #expect(rebound)
+    }
+
+    @Test func sendsQueuedBeforeRunGoOutOnceItRuns() async throws {
+        let puller = try ZMQSocket(context: context, type: .pull)
+        try puller.bind("inproc://queued")
+        let pusher = ZMQSocketLoop(context: context, type: .push) { try $0.connect("inproc://queued") }
+        let early = Task { try await pusher.send([bytes("early"), []]) }
+        #expect(await eventually { pusher.queuedSendCount == 1 })
+        try await withRunning([pusher]) {
+            try await early.value
+            #expect(try await puller.receive(within: .seconds(10)) == [bytes("early"), []])
+        }
+    }
+
+    @Test func stopEndsRunNormally() async throws {
+        let loop = ZMQSocketLoop(context: context, type: .pair) { try $0.bind("inproc://stop") }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await loop.run() }
+            loop.stop()
+            try await group.waitForAll()
+        }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.receive() }
+    }
+
+    @Test func contextShutdownEndsRunNormally() async throws {
+        let context = ZMQContext()
+        let configured = Box<Bool>()
+        let loop = ZMQSocketLoop(context: context, type: .sub) { socket in
+            try socket.connect("inproc://no-publisher-yet")
+            configured.set(true)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await loop.run() }
+            _ = try await configured.wait()
+            context.shutdown()
+            try await group.waitForAll()
+        }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.send([[1]]) }
+    }
+
+    @Test func aConfigurationErrorEndsRunWithIt() async throws {
+        let loop = ZMQSocketLoop(context: context, type: .router) { try $0.bind("tcp://nowhere") }
+        let early = Task { try await loop.send([bytes("never")]) }
+        #expect(await eventually { loop.queuedSendCount == 1 })
+        await #expect(throws: ZMQError.self) { try await loop.run() }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await early.value }
+    }
+
+    @Test func aCancelledReceiveLosesNoMessage() async throws {
+        let pusher = try ZMQSocket(context: context, type: .push)
+        try pusher.bind("inproc://cancel-receive")
+        let loop = ZMQSocketLoop(context: context, type: .pull) { try $0.connect("inproc://cancel-receive") }
+        try await withRunning([loop]) {
+            let cancelled = Task { try await loop.receive() }
+            #expect(await eventually { loop.waitingReceiverCount == 1 })
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            #expect(loop.waitingReceiverCount == 0)
+            try pusher.send([bytes("after")])
+            let message = try await loop.receive()
+            #expect(message == [bytes("after")])
+        }
+    }
+
+    @Test func receiveWithATimeoutReturnsNilWhenIdleAndLosesNothing() async throws {
+        let pusher = try ZMQSocket(context: context, type: .push)
+        try pusher.bind("inproc://timeout")
+        let loop = ZMQSocketLoop(context: context, type: .pull) { try $0.connect("inproc://timeout") }
+        try await withRunning([loop]) {
+            for _ in 0..<20 {
+                let idle = try await loop.receive(timeout: .milliseconds(2))
+                #expect(idle == nil)
+            }
+            #expect(loop.waitingReceiverCount == 0)
+            try pusher.send([bytes("one")])
+            let one = try await loop.receive(timeout: .seconds(10))
+            #expect(one == [bytes("one")])
+            try pusher.send([bytes("two")])
+            let two = try await loop.receive(timeout: nil)
+            #expect(two == [bytes("two")])
+            // Timers firing while messages stream in: every message still arrives, in order.
+            for index in 0..<200 { try pusher.send([frame(index)]) }
+            var next = 0
+            for _ in 0..<100_000 where next < 200 {
+                if let message = try await loop.receive(timeout: .microseconds(50)) {
+                    #expect(message == [frame(next)])
+                    next += 1
+                }
+            }
+            #expect(next == 200)
+        }
+        await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.receive(timeout: .seconds(1)) }
+    }
+
+    @Test func emptyMessagesAreRefusedAtOnce() async throws {
+        let loop = ZMQSocketLoop(context: context, type: .push) { _ in }
+        await #expect(throws: ZMQError(code: EINVAL, operation: "zmq_send")) { try await loop.send([]) }
+        #expect(loop.queuedSendCount == 0)
+    }
+}
