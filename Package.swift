@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "storekeeper-ledger", targets: ["LedgerMain"]),
         .executable(name: "storekeeper-sim", targets: ["SimMain"]),
         .executable(name: "storekeeper", targets: ["CLIMain"]),
+        .executable(name: "storekeeper-bench-verifier", targets: ["VerifierBenchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -108,6 +109,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "CLIMain", dependencies: ["StorekeeperCLI"], path: "Services/CLI/Main", swiftSettings: strict),
+
+        // MARK: Benchmarks (print figures; never part of the test run)
+        .executableTarget(
+            name: "VerifierBenchmark",
+            dependencies: ["VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
 
         // MARK: Tests
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),

@@ -58,6 +58,7 @@ public final class CurlHTTPClient: Service, Sendable {
     /// connection) and throws `.cancelled` without waiting for the loop.
     public func execute(_ request: HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
         guard request.isWellFormed else { throw .invalidRequest }
+        guard request.hasTimeLeft else { throw .timedOut }
         let shared = self.shared
         let id = shared.register()
         let result = await withTaskCancellationHandler {

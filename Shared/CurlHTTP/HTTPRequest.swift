@@ -52,7 +52,8 @@ extension HTTPRequest {
     /// True when the request can be handed to curl without it misreading it:
     /// no control characters (a CR or LF in a header would inject headers, a
     /// NUL would silently cut the C string), a header name that is a token,
-    /// an http(s) URL and positive limits.
+    /// an http(s) URL and a positive size cap. (Time-outs are checked by
+    /// `hasTimeLeft`: none left is a time-out, not a malformed request.)
     var isWellFormed: Bool {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"),
             !url.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
@@ -62,10 +63,14 @@ extension HTTPRequest {
                 !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
             else { return false }
         }
-        if let connectTimeout, connectTimeout <= .zero { return false }
-        if let totalTimeout, totalTimeout <= .zero { return false }
         if let maxResponseBytes, maxResponseBytes <= 0 { return false }
         return true
+    }
+
+    /// False when a time-out is zero or negative, as a caller's remaining
+    /// deadline (`min(attemptTimeout, timeLeft)`) becomes once it has passed.
+    var hasTimeLeft: Bool {
+        (connectTimeout ?? .seconds(1)) > .zero && (totalTimeout ?? .seconds(1)) > .zero
     }
 
     private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {

@@ -74,12 +74,23 @@ import Glibc
                 HTTPRequest(method: .get, url: "http://127.0.0.1/a b"),
                 HTTPRequest(method: .get, url: "http://127.0.0.1/", headers: [("X-A", "1\r\nX-Injected: 1")]),
                 HTTPRequest(method: .get, url: "http://127.0.0.1/", headers: [("Bad Name", "1")]),
-                HTTPRequest(method: .get, url: "http://127.0.0.1/", totalTimeout: .zero),
                 HTTPRequest(method: .get, url: "http://127.0.0.1/", maxResponseBytes: 0),
             ]
             for request in requests {
                 let error = await failure { () async throws(HTTPClientError) in try await client.execute(request) }
                 #expect(error == .invalidRequest)
+            }
+        }
+    }
+
+    @Test func noTimeLeftThrowsTimedOutAtOnce() async throws {
+        try await withRunningClient { client, _ in
+            for request in [
+                HTTPRequest(method: .get, url: "http://127.0.0.1/", totalTimeout: .zero),
+                HTTPRequest(method: .get, url: "http://127.0.0.1/", connectTimeout: .milliseconds(-5)),
+            ] {
+                let error = await failure { () async throws(HTTPClientError) in try await client.execute(request) }
+                #expect(error == .timedOut)
             }
         }
     }

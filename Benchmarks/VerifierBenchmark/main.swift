@@ -1,0 +1,148 @@
+// Verifier throughput and memory against a slow App Store.
+//
+// Starts storekeeper-sim (every Apple answer delayed by --latency-ms) and one
+// storekeeper-verifier, mints --requests receipts, sends them all at once
+// through an in-process pool client, and prints: peak requests in flight in
+// the verifier, wall time, and the verifier's resident memory idle and at
+// peak (so memory per in-flight request). Prints figures; asserts nothing.
+//
+//   swift build -c release && .build/release/storekeeper-bench-verifier --requests 2000 --latency-ms 3000
+import Contracts
+import Foundation
+import Logging
+import VerifierPool
+import ZeroMQ
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct Options {
+    var requests = 2_000
+    var latencyMs = 3_000
+    var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+
+    init() {
+        var arguments = CommandLine.arguments.dropFirst().makeIterator()
+        while let flag = arguments.next() {
+            let value = arguments.next() ?? ""
+            switch flag {
+            case "--requests": requests = Int(value) ?? requests
+            case "--latency-ms": latencyMs = Int(value) ?? latencyMs
+            case "--bin-dir": binDir = value
+            default: FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8)); exit(64)
+            }
+        }
+    }
+}
+
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func start(_ executable: String, _ environment: [String: String], options: Options) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: options.binDir).appendingPathComponent(executable)
+    process.environment = ["PATH": "/usr/bin:/bin", "STOREKEEPER_LOG_LEVEL": "warning"].merging(environment) { $1 }
+    try process.run()
+    return process
+}
+
+/// Resident memory of a process in KiB (Linux /proc).
+func residentKiB(_ pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return 0 }
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+}
+
+func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = "POST"
+    request.httpBody = try JSONSerialization.data(withJSONObject: body)
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    let (data, _) = try await URLSession.shared.data(for: request)
+    return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+}
+
+let options = Options()
+let simPort = freePort()
+let sim = "http://127.0.0.1:\(simPort)"
+let poolEndpoint = "tcp://127.0.0.1:\(freePort())"
+let simulator = try start("storekeeper-sim", ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"], options: options)
+defer { simulator.terminate() }
+for _ in 0..<100 {
+    if (try? await URLSession.shared.data(from: URL(string: sim + "/healthz")!)) != nil { break }
+    try await Task.sleep(for: .milliseconds(100))
+}
+var receipts: [String] = []
+for index in 0..<options.requests {
+    let answer = try await post(
+        sim + "/admin/purchases",
+        ["account": "bench-\(index)", "product_id": "com.example.gems", "type": "consumable", "environment": "production"])
+    receipts.append(answer["receipt_data"] as? String ?? "")
+}
+_ = try await post(sim + "/admin/faults/production", ["latency_min_ms": options.latencyMs, "latency_max_ms": options.latencyMs])
+
+let client = VerifierPoolClient(context: ZMQContext(), endpoint: poolEndpoint, logger: Logger(label: "bench"))
+let pool = Task { try await client.run() }
+let verifier = try start(
+    "storekeeper-verifier",
+    [
+        "STOREKEEPER_VERIFIER_ENDPOINT": poolEndpoint, "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
+        "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt", "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4096",
+    ], options: options)
+defer { verifier.terminate() }
+while client.workerCount == 0 { try await Task.sleep(for: .milliseconds(50)) }
+try await Task.sleep(for: .milliseconds(500))
+let idleKiB = residentKiB(verifier.processIdentifier)
+
+let started = ContinuousClock.now
+let sampler = Task {
+    var peakInFlight = 0
+    var peakKiB = 0
+    while !Task.isCancelled {
+        peakInFlight = max(peakInFlight, client.inFlightCount)
+        peakKiB = max(peakKiB, residentKiB(verifier.processIdentifier))
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return (peakInFlight, peakKiB)
+}
+let succeeded = await withTaskGroup(of: Bool.self) { group in
+    for (index, receipt) in receipts.enumerated() {
+        group.addTask {
+            var request = VerifyRequest()
+            request.receiptData = receipt
+            let deadline = Int64(Date().timeIntervalSince1970 * 1_000) + 60_000
+            let answer = try? await client.verify(
+                Envelope(requestID: "bench-\(index)", deadlineMilliseconds: deadline, body: .verifyRequest(request)))
+            if case .verifyResult = answer?.body { return true }
+            return false
+        }
+    }
+    var count = 0
+    for await ok in group where ok { count += 1 }
+    return count
+}
+let wall = ContinuousClock.now - started
+sampler.cancel()
+let (peakInFlight, peakKiB) = await sampler.value
+pool.cancel()
+_ = await pool.result
+
+print("requests:                 \(options.requests) (Apple latency \(options.latencyMs) ms)")
+print("succeeded:                \(succeeded)")
+print("peak in flight (verifier): \(peakInFlight)")
+print("wall time:                \(wall)")
+print("throughput:               \(String(format: "%.0f", Double(succeeded) / (Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18))) verifications/s")
+print("verifier RSS idle / peak: \(idleKiB) KiB / \(peakKiB) KiB")
+print("memory per in-flight:     \(peakInFlight > 0 ? (peakKiB - idleKiB) * 1_024 / peakInFlight : 0) bytes")
