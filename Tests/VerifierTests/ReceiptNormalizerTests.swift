@@ -1,3 +1,4 @@
+import Foundation
 import Contracts
 import Testing
 
@@ -153,5 +154,27 @@ import Testing
     @Test(arguments: ["<html>502 Bad Gateway</html>", "", "[]", #"{"receipt":{}}"#, #"{"status":"ok"}"#])
     func unreadableBodiesAreNotMistakenForAnAnswer(body: String) {
         #expect(throws: AppleResponse.Unreadable.self) { try AppleResponse(body: Array(body.utf8)) }
+    }
+}
+
+@Suite struct LatestReceiptInfoFragmentTests {
+    /// The fixture is a bare `latest_receipt_info` array (six 5-minute sandbox renewals):
+    /// wrapped into an answer, the greatest expiry wins whatever the order.
+    @Test func sandboxRenewalsGiveTheGreatestExpiry() throws {
+        let fragment = String(decoding: try Fixture.bytes("latest-receipt-info-sandbox-5min-renewals"), as: UTF8.self)
+        let body = #"{"status":0,"receipt":{"bundle_id":"b","in_app":[]},"latest_receipt_info":"# + fragment + "}"
+        let response = try AppleResponse(body: Array(body.utf8))
+        let result = ReceiptNormalizer.normalize(response, environment: .sandbox, receiptSHA256: "d")
+        #expect(result.transactions.count == 6)
+        #expect(Set(result.transactions.map(\.originalTransactionID)).count == 1)
+        let expiries = result.transactions.map(\.expiresDateMs)
+        #expect(expiries.allSatisfy { $0 > 0 })
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(fragment.utf8)) as? [Any])
+        let reversedFragment = try JSONSerialization.data(withJSONObject: Array(entries.reversed()))
+        let reversed = #"{"status":0,"receipt":{"bundle_id":"b","in_app":[]},"latest_receipt_info":"#
+            + String(decoding: reversedFragment, as: UTF8.self) + "}"
+        let again = ReceiptNormalizer.normalize(try AppleResponse(body: Array(reversed.utf8)), environment: .sandbox, receiptSHA256: "d")
+        #expect(again.transactions.map(\.expiresDateMs).max() == expiries.max())
+        #expect(again.transactions.map(\.transactionID) == result.transactions.map(\.transactionID))
     }
 }
