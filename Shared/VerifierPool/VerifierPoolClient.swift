@@ -23,6 +23,8 @@ public final class VerifierPoolClient: Service, Sendable {
     }
 
     public static let heartbeatInterval: Duration = .seconds(1)
+    /// For an envelope without a deadline (every gateway request has one).
+    public static let defaultDeadline: Duration = .seconds(30)
 
     private let socket: ZMQSocketLoop
     private let state: Mutex<State>
@@ -75,7 +77,9 @@ public final class VerifierPoolClient: Service, Sendable {
     /// Sends `envelope` to a verifier and waits for its answer, until the envelope's deadline.
     public func verify(_ envelope: Envelope) async throws -> Envelope {
         let bytes = envelope.frame()
-        let deadline = ContinuousClock.now + .milliseconds(max(0, envelope.deadlineMs - Self.nowMilliseconds()))
+        let deadline = envelope.deadlineMs == 0
+            ? ContinuousClock.now + Self.defaultDeadline
+            : ContinuousClock.now + .milliseconds(max(0, envelope.deadlineMs - Self.nowMilliseconds()))
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID

@@ -109,17 +109,8 @@ import Testing
     @Test func requestsHeldByAKilledVerifierCompleteOnAnother() async throws {
         try await withPool { pool, children in
             try await pool.simulator.setFaults("production", ["latency_min_ms": 5_000, "latency_max_ms": 5_000])
-            var receipts: [String] = []
-            for index in 0..<20 {
-                receipts.append(try await pool.simulator.purchase(
-                    product: "com.example.gems", type: "consumable", environment: "production", account: "k\(index)").receipt)
-            }
-            let answers = Task {
-                try await withThrowingTaskGroup(of: Envelope.self) { group in
-                    for receipt in receipts { group.addTask { try await pool.verify(receipt) } }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-            }
+            let receipts = try await pool.simulator.consumableReceipts(20)
+            let answers = Task { try await pool.verifyAll(receipts) }
             // All 20 are held by the only verifier (its Apple calls take 5 s); then a second one
             // joins and the first dies without a word.
             for _ in 0..<100 where pool.client.inFlightCount < 20 { try await Task.sleep(for: .milliseconds(20)) }
@@ -138,17 +129,8 @@ import Testing
     @Test func aVerifierAddedUnderLoadTakesWork() async throws {
         try await withPool(verifierEnvironment: ["STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4"]) { pool, _ in
             try await pool.simulator.setFaults("production", ["latency_min_ms": 300, "latency_max_ms": 300])
-            var receipts: [String] = []
-            for index in 0..<40 {
-                receipts.append(try await pool.simulator.purchase(
-                    product: "com.example.gems", type: "consumable", environment: "production", account: "a\(index)").receipt)
-            }
-            let answers = Task {
-                try await withThrowingTaskGroup(of: Envelope.self) { group in
-                    for receipt in receipts { group.addTask { try await pool.verify(receipt) } }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-            }
+            let receipts = try await pool.simulator.consumableReceipts(40)
+            let answers = Task { try await pool.verifyAll(receipts) }
             let second = try pool.startVerifier(["STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4"])
             let results = try await answers.value
             #expect(results.allSatisfy { $0.result != nil })

@@ -54,6 +54,14 @@ final class PoolHarness: Sendable {
         return try await client.verify(Envelope(requestID: id, deadlineMilliseconds: deadlineMs, body: .verifyRequest(request)))
     }
 
+    /// Verifies every receipt at once; the answers in completion order.
+    func verifyAll(_ receipts: [String]) async throws -> [Envelope] {
+        try await withThrowingTaskGroup(of: Envelope.self) { group in
+            for receipt in receipts { group.addTask { try await self.verify(receipt) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     func stop() async {
         runner.cancel()
         _ = await runner.result

@@ -65,6 +65,16 @@ final class SimulatorProcess: Sendable {
         return (answer["receipt_data"] as? String ?? "", answer["transaction_id"] as? String ?? "")
     }
 
+    /// `count` production consumable receipts, each of its own Apple account.
+    func consumableReceipts(_ count: Int) async throws -> [String] {
+        var receipts: [String] = []
+        for index in 0..<count {
+            receipts.append(try await purchase(
+                product: "com.example.gems", type: "consumable", environment: "production", account: "buyer-\(index)").receipt)
+        }
+        return receipts
+    }
+
     func setFaults(_ environment: String, _ plan: [String: Any]) async throws {
         try await admin("/admin/faults/\(environment)", plan)
     }

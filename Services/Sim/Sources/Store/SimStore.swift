@@ -25,6 +25,8 @@ struct SimStore: Sendable {
     private(set) var subscriptions: [String: SimSubscription] = [:]
     private var receipts: [String: SimReceipt] = [:]
     private var accountTransactions: [String: [String]] = [:]
+    /// Per account: how many transactions its newest receipt holds, and that receipt.
+    private var latestReceipt: [String: (Int, String)] = [:]
     private var nextID: Int64 = 0
 
     private mutating func newID(_ environment: AppleEnvironment) -> String {
@@ -63,16 +65,20 @@ struct SimStore: Sendable {
             originalTransactionID: id, expiresMs: expires)
     }
 
-    /// A new receipt of `account` holding every transaction it has now.
+    /// A receipt of `account` holding every transaction it has now: the one
+    /// minted last when nothing changed since (so answering verifyReceipt,
+    /// which returns a `latest_receipt`, does not grow the store), else a new one.
     mutating func mintReceipt(account: String, environment: AppleEnvironment, now: Int64) -> String {
+        let key = accountKey(account, environment)
+        let current = accountTransactions[key] ?? []
+        if let (count, token) = latestReceipt[key], count == current.count { return token }
         // Random bytes with a recognisable prefix: real receipts are opaque base64 too,
         // and '+' and '/' show up in them, so encoding damage is caught by the lookup.
         var bytes = Array("SKSIM1".utf8)
         bytes += (0..<48).map { _ in UInt8.random(in: 0...255) }
         let token = Data(bytes).base64EncodedString()
-        receipts[token] = SimReceipt(
-            account: account, environment: environment, createdMs: now,
-            transactionIDs: accountTransactions[accountKey(account, environment)] ?? [])
+        receipts[token] = SimReceipt(account: account, environment: environment, createdMs: now, transactionIDs: current)
+        latestReceipt[key] = (current.count, token)
         return token
     }
 
