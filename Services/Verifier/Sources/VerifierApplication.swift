@@ -16,7 +16,11 @@ public enum VerifierApplication {
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
         let settings = context.configuration.apple
         let client = CurlHTTPClient(
-            configuration: .init(maxConcurrentTransfers: settings.maxInFlight, maxResponseBytes: AppleCaller.maxResponseBytes),
+            // One connection per call in flight: verifyReceipt is HTTP/1.1, so a lower per-host cap
+            // would queue calls behind Apple's 3-6 s answers.
+            configuration: .init(
+                maxConcurrentTransfers: settings.maxInFlight, maxConnectionsPerHost: settings.maxInFlight,
+                maxResponseBytes: AppleCaller.maxResponseBytes),
             logger: context.logger)
         let verifier = ReceiptVerifier(settings: settings, logger: context.logger) { request throws(HTTPClientError) in
             try await client.execute(request)
