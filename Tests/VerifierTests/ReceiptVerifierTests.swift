@@ -63,6 +63,15 @@ import Testing
         #expect(calls.allSatisfy { !$0.body.contains("exclude-old-transactions") })
     }
 
+    @Test func excludeOldTransactionsIsSentOnlyWhenAsked() async throws {
+        let apple = ScriptedApple { _ in Self.json(Self.validSandboxAnswer) }
+        let verifier = try makeVerifier(apple)
+        var asked = request("b3RoZXI=")
+        asked.excludeOldTransactions = true
+        _ = await verifier.verify(asked, deadline: .now + .seconds(5), requestID: "r")
+        #expect(apple.calls.withLock { $0.first?.body.contains(#""exclude-old-transactions":true"#) } == true)
+    }
+
     @Test func aReceiptOfAnotherBundleIsRefusedWhateverAppleSaid() async throws {
         let apple = ScriptedApple { _ in Self.json(Self.validSandboxAnswer) }
         let verifier = try makeVerifier(apple, environment: ["STOREKEEPER_BUNDLE_IDS": "com.example.other"])
