@@ -135,6 +135,7 @@ let package = Package(
             path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),
+        .testTarget(name: "VerifierPoolTests", dependencies: ["VerifierPool"], path: "Tests/VerifierPoolTests", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(

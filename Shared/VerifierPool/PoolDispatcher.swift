@@ -31,6 +31,9 @@ public struct PoolDispatcher: Sendable {
         let deadline: ContinuousClock.Instant
     }
 
+    /// How long past its deadline a dispatched request may stay unanswered.
+    public static let answerGrace: Duration = .seconds(1)
+
     public let deadAfter: Duration
     private var workers: [WorkerID: Worker] = [:]
     private var queue: [Pending] = []
@@ -112,8 +115,13 @@ public struct PoolDispatcher: Sendable {
         }
         redispatched += requeued.count
         queue.insert(contentsOf: requeued, at: 0)
-        let expired = queue.filter { $0.deadline <= now }.map(\.id)
+        var expired = queue.filter { $0.deadline <= now }.map(\.id)
         queue.removeAll { $0.deadline <= now }
+        // A verifier answers by the deadline itself; one that is alive but silent on a request
+        // (a bug, a hang) must not keep its caller waiting for ever.
+        let overdue = assigned.filter { now - $0.value.deadline > Self.answerGrace }.map(\.key)
+        for request in overdue { assigned.removeValue(forKey: request) }
+        expired += overdue
         return (dispatch(now: now), expired, dead)
     }
 

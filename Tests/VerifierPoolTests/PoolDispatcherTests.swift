@@ -1,0 +1,69 @@
+import Testing
+
+@testable import VerifierPool
+
+@Suite struct PoolDispatcherTests {
+    let t0 = ContinuousClock.now
+    let a: [UInt8] = [1]
+    let b: [UInt8] = [2]
+
+    @Test func requestsGoToTheWorkerWithTheMostFreeCredits() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 1, now: t0)
+        _ = dispatcher.ready(b, capacity: 3, now: t0)
+        let sent = (1...4).flatMap { dispatcher.submit(UInt64($0), deadline: t0 + .seconds(30), now: t0) }
+        #expect(sent.map(\.worker) == [b, b, a, b] || sent.map(\.worker) == [b, a, b, b] || sent.map(\.worker) == [b, b, b, a])
+        #expect(sent.filter { $0.worker == a }.count == 1)
+        // No credit left: the fifth waits.
+        #expect(dispatcher.submit(5, deadline: t0 + .seconds(30), now: t0).isEmpty)
+        #expect(dispatcher.queuedCount == 1)
+        // A reply returns a credit, and the queued request goes out.
+        let (deliver, next) = dispatcher.replied(1, from: sent[0].worker, now: t0)
+        #expect(deliver)
+        #expect(next.map(\.request) == [5])
+    }
+
+    @Test func aDeadWorkersRequestsGoToAnotherAndALateReplyIsDropped() {
+        var dispatcher = PoolDispatcher(deadAfter: .seconds(3))
+        _ = dispatcher.ready(a, capacity: 2, now: t0)
+        _ = dispatcher.submit(1, deadline: t0 + .seconds(30), now: t0)
+        _ = dispatcher.submit(2, deadline: t0 + .seconds(30), now: t0)
+        _ = dispatcher.ready(b, capacity: 2, now: t0 + .seconds(3))
+        let tick = dispatcher.tick(now: t0 + .seconds(4))
+        #expect(tick.dead == [a])
+        #expect(Set(tick.dispatches.map(\.request)) == [1, 2])
+        #expect(tick.dispatches.allSatisfy { $0.worker == b })
+        #expect(dispatcher.redispatched == 2)
+        #expect(dispatcher.replied(1, from: b, now: t0 + .seconds(5)).deliver)
+        #expect(!dispatcher.replied(1, from: a, now: t0 + .seconds(5)).deliver)
+    }
+
+    @Test func queuedAndOverdueRequestsExpire() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 1, now: t0)
+        _ = dispatcher.submit(1, deadline: t0 + .seconds(2), now: t0)
+        _ = dispatcher.submit(2, deadline: t0 + .seconds(2), now: t0)
+        _ = dispatcher.heard(from: a, now: t0 + .seconds(2))
+        #expect(dispatcher.tick(now: t0 + .seconds(2)).expired == [2])
+        _ = dispatcher.heard(from: a, now: t0 + .milliseconds(3_500))
+        #expect(dispatcher.tick(now: t0 + .milliseconds(3_500)).expired == [1])
+        #expect(dispatcher.inFlightCount == 0)
+    }
+
+    @Test func aDrainingWorkerGetsNothingNew() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 5, now: t0)
+        dispatcher.draining(a)
+        #expect(dispatcher.submit(1, deadline: t0 + .seconds(30), now: t0).isEmpty)
+        #expect(dispatcher.workerCount == 0)
+    }
+
+    @Test func framesRoundTrip() {
+        let frames = PoolFrame.encode(.request, [PoolFrame.uint64(42), [9, 9]])
+        let decoded = PoolFrame.decode(frames)
+        #expect(decoded?.0 == .request)
+        #expect(decoded.map { PoolFrame.uint64($0.1[0]) } == 42)
+        #expect(PoolFrame.uint32(PoolFrame.uint32(7)) == 7)
+        #expect(PoolFrame.decode([Array("OTHER".utf8), [3]]) == nil)
+    }
+}
