@@ -21,6 +21,7 @@ public final class PoolWorker: Service, Sendable {
     private let gatewayDeadAfter: Duration
     private let inFlight = Mutex(0)
     private let lastHeard = Mutex(ContinuousClock.now)
+    private let leaving = LeaveFlag()
 
     public init(
         context: ZMQContext, endpoint: String, capacity: Int, gatewayDeadAfter: Duration = .seconds(3),
@@ -44,7 +45,6 @@ public final class PoolWorker: Service, Sendable {
             group.addTask { try await self.heartbeatLoop() }
             // Requests run in a child group: leaving waits for every one of them.
             try await withThrowingDiscardingTaskGroup { requests in
-                let leaving = LeaveFlag()
                 try await withGracefulShutdownHandler {
                     var disconnectedAt: ContinuousClock.Instant?
                     while true {
@@ -68,7 +68,7 @@ public final class PoolWorker: Service, Sendable {
                         requests.addTask { await self.serve(id: body[0], frame: body[1]) }
                     }
                 } onGracefulShutdown: {
-                    leaving.set()
+                    self.leaving.set()
                 }
             }
             group.cancelAll()
@@ -92,7 +92,8 @@ public final class PoolWorker: Service, Sendable {
         while true {
             try await Task.sleep(for: .seconds(1))
             try await socket.send(PoolFrame.encode(.heartbeat))
-            if ContinuousClock.now - lastHeard.withLock({ $0 }) > gatewayDeadAfter {
+            // A leaving worker must not offer itself again.
+            if !leaving.isSet, ContinuousClock.now - lastHeard.withLock({ $0 }) > gatewayDeadAfter {
                 // Paranoid Pirate: the gateway may have restarted and forgotten us; announce again.
                 let free = max(0, capacity - inFlight.withLock { $0 })
                 try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(free))]))
