@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "storekeeper-sim", targets: ["SimMain"]),
         .executable(name: "storekeeper", targets: ["CLIMain"]),
         .executable(name: "storekeeper-bench-verifier", targets: ["VerifierBenchmark"]),
+        .executable(name: "storekeeper-bench-ledger", targets: ["LedgerBenchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -25,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // MARK: C layers
@@ -75,6 +78,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "LedgerClient",
+            dependencies: [
+                "Contracts", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/LedgerClient",
+            swiftSettings: strict
+        ),
+        .target(
             name: "StorekeeperCore",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
@@ -88,14 +101,20 @@ let package = Package(
         ),
 
         // MARK: Services (logic) and their thin executables
-        .target(name: "Gateway", dependencies: serviceDependencies, path: "Services/Gateway/Sources", swiftSettings: strict),
+        .target(name: "Gateway", dependencies: serviceDependencies + ["LedgerClient", "VerifierPool"], path: "Services/Gateway/Sources", swiftSettings: strict),
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway", "StorekeeperCore"], path: "Services/Gateway/Main", swiftSettings: strict),
         .target(
             name: "Verifier",
             dependencies: serviceDependencies + ["CurlHTTP", "VerifierPool", .product(name: "Crypto", package: "swift-crypto")],
             path: "Services/Verifier/Sources", swiftSettings: strict),
         .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
-        .target(name: "Ledger", dependencies: serviceDependencies, path: "Services/Ledger/Sources", swiftSettings: strict),
+        .target(
+            name: "Ledger",
+            dependencies: serviceDependencies + [
+                "VerifierPool", "LedgerClient", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            path: "Services/Ledger/Sources", swiftSettings: strict),
         .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),
         .target(
             name: "Simulator",
@@ -115,6 +134,10 @@ let package = Package(
             name: "VerifierBenchmark",
             dependencies: ["VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
+        .executableTarget(
+            name: "LedgerBenchmark",
+            dependencies: ["Ledger", "LedgerClient", "Contracts", "ZeroMQ", "StorekeeperCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/LedgerBenchmark", swiftSettings: strict),
 
         // MARK: Tests
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
@@ -136,12 +159,19 @@ let package = Package(
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "VerifierPoolTests", dependencies: ["VerifierPool"], path: "Tests/VerifierPoolTests", swiftSettings: strict),
+        .testTarget(
+            name: "LedgerTests", dependencies: ["Ledger", "LedgerClient", "Contracts", "StorekeeperCore", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/LedgerTests", swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "Contracts", "StorekeeperCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StorekeeperCore", "VerifierPool", "Contracts", "ZeroMQ",
+                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]

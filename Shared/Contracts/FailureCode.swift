@@ -36,3 +36,6 @@ extension ServiceFailure {
     /// The code as a known case; nil for a code this build does not know.
     public var failureCode: FailureCode? { FailureCode(rawValue: code) }
 }
+
+/// A failure answered by another process, thrown on by the caller that received it.
+extension ServiceFailure: Error {}

@@ -207,12 +207,6 @@ public final class VerifierPoolClient: Service, Sendable {
 }
 
 /// The endpoint the ROUTER bound, written by its thread.
-final class BoundEndpoint: Sendable {
-    private let endpoint = Mutex<String?>(nil)
-    func set(_ value: String) { endpoint.withLock { $0 = value } }
-    var value: String? { endpoint.withLock { $0 } }
-}
-
 extension [UInt8] {
     var hex: String { map { String(format: "%02x", $0) }.joined() }
 }

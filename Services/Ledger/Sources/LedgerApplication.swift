@@ -1,14 +1,48 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import VerifierPool
+import ZeroMQ
 
-/// Builds the services of `storekeeper-ledger`, the owner of the database.
+/// Builds the services of `storekeeper-ledger`, the only owner of the database.
 public enum LedgerApplication {
     public static let executableName = "storekeeper-ledger"
+    static let replayBatchLimit = 1_000
 
-    /// The services to run, in start order (stopped in reverse).
+    /// The services to run, in start order (stopped in reverse: the endpoints
+    /// close first, then the writer finishes what it holds, then the publisher).
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
-        context.logger.info("configuration loaded", metadata: ["role": "the owner of the database"])
-        return []
+        let settings = context.configuration.ledger
+        let endpoints = context.configuration.endpoints
+        let logger = context.logger
+        let store = try SQLiteLedgerStore.open(directory: settings.dataDirectory)
+        let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+        let zmq = ZMQContext()
+        let publisher = EventPublisher(context: zmq, endpoint: endpoints.events, logger: logger)
+        let committer = GroupCommitter(
+            store: store, rules: LedgerRules(policy: settings.bindingPolicy), clock: clock, logger: logger,
+            publish: publisher.publish)
+        let handler = LedgerRequestHandler(
+            committer: committer, store: store, clock: clock, logger: logger, replayBatchLimit: replayBatchLimit)
+        let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle)
+        let replay = EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)
+        let refreshPool =
+            settings.refreshPerMinute > 0
+            ? VerifierPoolClient(context: zmq, endpoint: endpoints.refresh, logger: logger) : nil
+        let maintenance = LedgerMaintenance(
+            committer: committer, refreshPool: refreshPool,
+            settings: .init(
+                interval: settings.sweepInterval, retention: settings.eventRetention,
+                refreshPerMinute: settings.refreshPerMinute),
+            clock: clock, logger: logger)
+        logger.info(
+            "ledger configured",
+            metadata: [
+                "ledger.data_dir": "\(settings.dataDirectory)", "ledger.binding_policy": "\(settings.bindingPolicy)",
+                "ledger.endpoint": "\(endpoints.ledger)", "ledger.events_endpoint": "\(endpoints.events)",
+                "ledger.replay_endpoint": "\(endpoints.replay)",
+            ])
+        return [publisher, committer] + (refreshPool.map { [$0] } ?? []) + [requests, replay, maintenance]
     }
 }

@@ -26,9 +26,10 @@ public enum VerifierApplication {
             try await client.execute(request)
         }
         let handler = VerifyRequestHandler(verifier: verifier, defaultDeadline: settings.verifyDeadline)
-        let endpoints = context.configuration.endpoints.verifiers
+        // Every gateway's pool, and the ledger's (for subscription refreshes).
+        let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
         let zmq = ZMQContext()
-        // One worker per gateway; the in-flight bound is shared between them.
+        // One worker per pool; the in-flight bound is shared between them.
         let workers = endpoints.map { endpoint in
             PoolWorker(
                 context: zmq, endpoint: endpoint, capacity: max(1, settings.maxInFlight / endpoints.count),

@@ -10,6 +10,8 @@ public struct EndpointSettings: Sendable {
     public var ledger: String
     /// `STOREKEEPER_REPLAY_ENDPOINT`: event replay for subscribers that fell behind (ledger binds).
     public var replay: String
+    /// `STOREKEEPER_REFRESH_ENDPOINT`: the ledger's own verifier pool for refreshes (ledger binds, verifiers connect).
+    public var refresh: String
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         typealias V = ConfigurationVariable
@@ -17,7 +19,11 @@ public struct EndpointSettings: Sendable {
         verifiers = try reader.zmqEndpoints(.verifierEndpoint)
         ledger = try reader.zmqEndpoint(.ledgerEndpoint)
         replay = try reader.zmqEndpoint(.replayEndpoint)
-        let all = [(V.eventsEndpoint, events), (V.verifierEndpoint, verifier), (V.ledgerEndpoint, ledger), (V.replayEndpoint, replay)]
+        refresh = try reader.zmqEndpoint(.refreshEndpoint)
+        let all = [
+            (V.eventsEndpoint, events), (V.verifierEndpoint, verifier), (V.ledgerEndpoint, ledger),
+            (V.replayEndpoint, replay), (V.refreshEndpoint, refresh),
+        ]
         for (index, (variable, endpoint)) in all.enumerated() {
             if let clash = all[..<index].first(where: { $0.1 == endpoint }) {
                 throw ConfigurationError(

@@ -15,11 +15,17 @@ public struct LedgerSettings: Sendable {
     /// `STOREKEEPER_EVENT_RETENTION_HOURS`: events older than this leave the replay log
     /// (default 7 days, longer than Apple's 6.5-day notification retry window).
     public var eventRetention: Duration
+    /// `STOREKEEPER_REFRESH_PER_MINUTE`: re-verifications of lapsed auto-renewing subscriptions (0: off).
+    public var refreshPerMinute: Int
+    /// `STOREKEEPER_LEDGER_SWEEP_INTERVAL_MS`: how often expiries and due refreshes are looked for.
+    public var sweepInterval: Duration
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         dataDirectory = reader.string(.dataDirectory)
         bindingPolicy = try reader.choice(.bindingPolicy)
         let hours = try reader.integer(.eventRetentionHours, in: 1...24 * 366)
         eventRetention = .seconds(hours * 3_600)
+        refreshPerMinute = try reader.integer(.refreshPerMinute, in: 0...100_000)
+        sweepInterval = try reader.milliseconds(.ledgerSweepInterval, in: 10...3_600_000)
     }
 }

@@ -1,5 +1,6 @@
 import Contracts
 import Metrics
+import StorekeeperCore
 
 /// The verifier's metrics. Dimensions are bounded: environment, and Apple's
 /// status or the HTTP outcome class, never a receipt or user.
@@ -29,12 +30,5 @@ struct VerifierMetrics: Sendable {
             label: "storekeeper_apple_request_duration_seconds",
             dimensions: [("environment", environment == .sandbox ? "sandbox" : "production"), ("status", status)]
         ).recordNanoseconds(duration.nanoseconds)
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

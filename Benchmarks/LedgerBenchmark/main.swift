@@ -1,0 +1,1 @@
+print("ledger benchmark: not yet")

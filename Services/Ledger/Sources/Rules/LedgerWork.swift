@@ -1,0 +1,56 @@
+import Contracts
+import StorekeeperCore
+
+/// One unit of work for the ledger's writer; each runs in its own savepoint
+/// inside a group commit.
+public enum LedgerWork: Sendable {
+    case record(RecordRequest)
+    case notification(NotificationApply)
+    case claimRefreshes(limit: Int)
+    case refreshResult(VerifyResult, owner: String?)
+    case sweepExpired(limit: Int)
+    case pruneEvents(before: Int64)
+}
+
+public enum LedgerWorkOutput: Sendable {
+    case recorded(RecordOutcome)
+    case notified(NotificationOutcome)
+    case claimed([OwnedSubscription])
+    case count(Int)
+    case done
+}
+
+/// Routes each unit of work to its rule.
+public struct LedgerRules: Sendable {
+    public let policy: BindingPolicy
+
+    public init(policy: BindingPolicy) {
+        self.policy = policy
+    }
+
+    public func apply(
+        _ work: LedgerWork, requestID: String, now: Int64, session: any LedgerSession
+    ) throws -> LedgerWorkOutput {
+        let context = RuleContext(session: session, requestID: requestID, now: now)
+        switch work {
+        case .record(let request):
+            return .recorded(try RecordRule(policy: policy).record(request, context))
+        case .notification(let notification):
+            return .notified(try NotificationRule().apply(notification, context))
+        case .claimRefreshes(let limit):
+            return .claimed(try MaintenanceRules.claimRefreshes(limit: limit, context))
+        case .refreshResult(let result, let owner):
+            try MaintenanceRules.applyRefresh(result, owner: owner, context)
+            return .done
+        case .sweepExpired(let limit):
+            return .count(try MaintenanceRules.sweepExpired(limit: limit, context))
+        case .pruneEvents(let cutoff):
+            return .count(try session.pruneEvents(before: cutoff))
+        }
+    }
+
+    /// A user's entitlements at `now`, from a read snapshot.
+    public static func entitlements(of user: String, at now: Int64, reader: any LedgerReader) throws -> [Entitlement] {
+        try reader.subscriptions(ownedBy: user).map { EntitlementCalculator.entitlement($0, at: now) }
+    }
+}

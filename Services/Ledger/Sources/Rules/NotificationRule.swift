@@ -1,0 +1,89 @@
+import Contracts
+
+/// App Store Server Notifications (decoded and authenticated by the gateway):
+/// each is applied at most once, by `original_transaction_id`. Transactions it
+/// carries are stored and credited to the purchase's user (or kept unclaimed
+/// until one presents the receipt); renewal info updates the subscription.
+struct NotificationRule {
+    func apply(_ notification: NotificationApply, _ context: RuleContext) throws -> NotificationOutcome {
+        guard !notification.notificationID.isEmpty else { throw LedgerFailure.badRequest("notification_id is missing") }
+        try RequestValidation.validateEnvironment(notification.environment)
+        let environment = notification.environment
+        let transactions = TransactionApplier.ordered(notification.transactions)
+        let originalID =
+            notification.originalTransactionID.isEmpty
+            ? transactions.last.map { StoredTransaction($0, environment: environment).originalTransactionID } ?? ""
+            : notification.originalTransactionID
+        guard !originalID.isEmpty else { throw LedgerFailure.badRequest("the notification names no purchase") }
+        let key = SubscriptionKey(environment, originalID)
+        guard
+            try context.session.recordNotification(
+                id: notification.notificationID, type: notification.notificationType, subscription: key, at: context.now)
+        else { return NotificationOutcome.with { $0.applied = false } }
+
+        var scratch = RecordOutcome()
+        var owners: [SubscriptionKey: String?] = [:]
+        for transaction in transactions {
+            let purchase = StoredTransaction(transaction, environment: environment).subscriptionKey
+            if owners[purchase] == nil { owners[purchase] = .some(try context.session.owner(of: purchase)) }
+            try TransactionApplier.apply(
+                transaction, environment: environment, creditTo: owners[purchase] ?? nil, context, into: &scratch)
+        }
+        let type = NotificationType(rawValue: notification.notificationType)
+        let statedAt = notification.signedDateMs > 0 ? notification.signedDateMs : context.now
+        if type == .revoke, !transactions.contains(where: { $0.hasCancellationDateMs }) {
+            try TransactionApplier.revokeAll(of: key, at: statedAt, context)
+        }
+
+        var purchases = RecordRule.purchases(of: transactions, in: environment)
+        if !purchases.contains(key) { purchases.append(key) }
+        for purchase in purchases {
+            let pending = notification.pendingRenewals.first { $0.originalTransactionID == purchase.originalTransactionID }
+            let isSubject = purchase == key
+            try SubscriptionReconciler.reconcile(purchase, latestReceipt: notification.latestReceipt, context) { stored in
+                guard pending != nil || isSubject else { return nil }
+                var info = RenewalInfo(stored, asOf: statedAt)
+                if let pending { info.overlay(pending) }
+                if isSubject { Self.overlay(notification, type: type, pendingGiven: pending != nil, on: &info) }
+                return info
+            }
+        }
+        return NotificationOutcome.with { $0.applied = true }
+    }
+
+    /// What the notification itself states about its subscription, over the renewal info.
+    private static func overlay(
+        _ notification: NotificationApply, type: NotificationType?, pendingGiven: Bool, on info: inout RenewalInfo
+    ) {
+        if notification.hasAutoRenewStatus { info.autoRenew = notification.autoRenewStatus }
+        if !notification.autoRenewProductID.isEmpty { info.autoRenewProductID = notification.autoRenewProductID }
+        guard !pendingGiven else { return }
+        // Without renewal info, the type alone says what happened to billing.
+        switch type {
+        case .didFailToRenew:
+            info.billingRetry = true
+        case .didRecover, .didRenew, .renewal, .interactiveRenewal:
+            info.billingRetry = false
+            info.graceExpiresDateMs = nil
+        default:
+            break
+        }
+    }
+}
+
+/// Apple's version 1 notification types (version 2 ones map onto these where they mean the same).
+enum NotificationType: String, CaseIterable {
+    case initialBuy = "INITIAL_BUY"
+    case didRenew = "DID_RENEW"
+    case renewal = "RENEWAL"
+    case interactiveRenewal = "INTERACTIVE_RENEWAL"
+    case didChangeRenewalPref = "DID_CHANGE_RENEWAL_PREF"
+    case didChangeRenewalStatus = "DID_CHANGE_RENEWAL_STATUS"
+    case didFailToRenew = "DID_FAIL_TO_RENEW"
+    case didRecover = "DID_RECOVER"
+    case cancel = "CANCEL"
+    case refund = "REFUND"
+    case revoke = "REVOKE"
+    case priceIncreaseConsent = "PRICE_INCREASE_CONSENT"
+    case consumptionRequest = "CONSUMPTION_REQUEST"
+}

@@ -1,0 +1,69 @@
+import Contracts
+import StorekeeperCore
+
+/// Record: a user presented a receipt Apple verified. Binds its purchases to
+/// the user (by policy), credits each transaction not yet credited, revokes
+/// refunded ones, and brings the subscriptions up to date.
+struct RecordRule {
+    let policy: BindingPolicy
+
+    func record(_ request: RecordRequest, _ context: RuleContext) throws -> RecordOutcome {
+        try RequestValidation.validateUserID(request.userID)
+        let result = request.result
+        try RequestValidation.validateEnvironment(result.environment)
+        guard !result.transactions.isEmpty else { throw LedgerFailure.noPurchases }
+        let user = request.userID
+        let transactions = TransactionApplier.ordered(result.transactions)
+        let purchases = Self.purchases(of: transactions, in: result.environment)
+
+        // Bindings first: under `keep`, a purchase of another user refuses the
+        // whole request before anything is written.
+        var moves: [(SubscriptionKey, previous: String?)] = []
+        for key in purchases {
+            let owner = try context.session.owner(of: key)
+            if owner == user { continue }
+            if owner != nil, policy == .keep { throw LedgerFailure.alreadyBound }
+            moves.append((key, owner))
+        }
+        for (key, previous) in moves {
+            try context.session.bind(key, to: user, from: previous, at: context.now, requestID: context.origin.requestID)
+            if let previous { try context.emit(.transferred(key, from: previous, to: user, context.origin)) }
+        }
+
+        var outcome = RecordOutcome()
+        outcome.userID = user
+        for transaction in transactions {
+            try TransactionApplier.apply(
+                transaction, environment: result.environment, creditTo: user, context, into: &outcome)
+        }
+        try Self.reconcile(purchases, of: result, context)
+        outcome.entitlements = try context.session.subscriptions(ownedBy: user).map {
+            EntitlementCalculator.entitlement($0, at: context.now)
+        }
+        return outcome
+    }
+
+    /// The purchases (original transactions) a receipt names, in first-seen order.
+    static func purchases(of transactions: [Transaction], in environment: AppleEnvironment) -> [SubscriptionKey] {
+        var seen = Set<SubscriptionKey>()
+        return transactions.compactMap { transaction in
+            let key = StoredTransaction(transaction, environment: environment).subscriptionKey
+            return seen.insert(key).inserted ? key : nil
+        }
+    }
+
+    /// Brings each purchase's subscription up to date with the receipt's renewal
+    /// info, stated by Apple when it answered.
+    static func reconcile(_ purchases: [SubscriptionKey], of result: VerifyResult, _ context: RuleContext) throws {
+        let asOf = result.requestDateMs > 0 ? result.requestDateMs : context.now
+        for key in purchases {
+            let pending = result.pendingRenewals.first { $0.originalTransactionID == key.originalTransactionID }
+            try SubscriptionReconciler.reconcile(key, latestReceipt: result.latestReceipt, context) { stored in
+                guard let pending else { return nil }
+                var info = RenewalInfo(stored, asOf: asOf)
+                info.overlay(pending)
+                return info
+            }
+        }
+    }
+}

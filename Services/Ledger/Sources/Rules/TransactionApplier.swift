@@ -1,0 +1,69 @@
+import Contracts
+
+/// Stores one transaction Apple reported and credits it at most once ever:
+/// the heart of dedup, shared by records, notifications and refreshes.
+enum TransactionApplier {
+    /// - Parameter user: who gets the credit; nil records the transaction unclaimed
+    ///   (a notification about a purchase no user presented yet), to be credited later.
+    static func apply(
+        _ transaction: Transaction, environment: AppleEnvironment, creditTo user: String?, _ context: RuleContext,
+        into outcome: inout RecordOutcome
+    ) throws {
+        let incoming = StoredTransaction(transaction, environment: environment)
+        guard var stored = try context.session.transaction(incoming.key) else {
+            var new = incoming
+            if new.isRevoked {
+                outcome.revoked.append(revocation(new))
+            } else if let user {
+                new.grantedTo = user
+                new.grantedAtMs = context.now
+                outcome.granted.append(new.grant)
+                try context.emit(.granted(new, to: user, context.origin))
+            }
+            try context.session.insert(new)
+            return
+        }
+        var changed = false
+        // A cancellation learned now: a refund revokes the credit; an upgrade only marks it replaced.
+        if let cancelled = incoming.cancellationDateMs, stored.cancellationDateMs == nil {
+            stored.cancellationDateMs = cancelled
+            stored.cancellationReason = incoming.cancellationReason
+            stored.isUpgraded = incoming.isUpgraded
+            changed = true
+            if stored.isRevoked, stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
+        }
+        if stored.isRevoked {
+            outcome.revoked.append(revocation(stored))
+        } else if stored.grantedTo == nil, let user {
+            stored.grantedTo = user
+            stored.grantedAtMs = context.now
+            changed = true
+            outcome.granted.append(stored.grant)
+            try context.emit(.granted(stored, to: user, context.origin))
+        } else if stored.grantedTo != nil {
+            outcome.alreadyGranted.append(stored.key.transactionID)
+        }
+        if changed { try context.session.update(stored) }
+    }
+
+    /// Revokes every live transaction of a purchase (Apple's REVOKE: family sharing ended).
+    static func revokeAll(of subscription: SubscriptionKey, at cancelled: Int64, _ context: RuleContext) throws {
+        for var stored in try context.session.transactions(of: subscription) where stored.cancellationDateMs == nil {
+            stored.cancellationDateMs = cancelled
+            try context.session.update(stored)
+            if stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
+        }
+    }
+
+    private static func revocation(_ transaction: StoredTransaction) -> Revocation {
+        Revocation.with {
+            $0.transactionID = transaction.key.transactionID
+            $0.cancellationDateMs = transaction.cancellationDateMs ?? 0
+        }
+    }
+
+    /// Apple's order is not promised; crediting oldest first keeps events in purchase order.
+    static func ordered(_ transactions: [Transaction]) -> [Transaction] {
+        transactions.sorted { ($0.purchaseDateMs, $0.transactionID) < ($1.purchaseDateMs, $1.transactionID) }
+    }
+}

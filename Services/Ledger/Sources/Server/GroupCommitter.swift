@@ -1,0 +1,121 @@
+import Contracts
+import DequeModule
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The ledger's single writer. Work submitted while a commit is on its way to
+/// disk waits and goes into the next commit together (group commit), so many
+/// requests share one fsync; each is answered only after its commit, and the
+/// events of a commit are published before the next one starts (in seq order).
+public final class GroupCommitter: Service, Sendable {
+    struct Job {
+        let work: LedgerWork
+        let requestID: String
+        let continuation: CheckedContinuation<LedgerWorkOutput, any Error>
+    }
+
+    struct State: ~Copyable {
+        var jobs: Deque<Job> = []
+        var waiter: CheckedContinuation<Void, Never>?
+        var stopping = false
+    }
+
+    /// Thrown to work submitted after the writer stopped.
+    public struct Stopped: Error, CustomStringConvertible {
+        public var description: String { "the ledger's writer is stopping" }
+    }
+
+    private let store: any LedgerStore
+    private let rules: LedgerRules
+    private let maxBatch: Int
+    private let clock: @Sendable () -> Int64
+    private let publish: @Sendable ([LedgerEvent]) async -> Void
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let metrics = LedgerMetrics()
+
+    public init(
+        store: any LedgerStore, rules: LedgerRules, maxBatch: Int = 1_024, clock: @escaping @Sendable () -> Int64,
+        logger: Logger, publish: @escaping @Sendable ([LedgerEvent]) async -> Void
+    ) {
+        self.store = store
+        self.rules = rules
+        self.maxBatch = maxBatch
+        self.clock = clock
+        self.logger = logger
+        self.publish = publish
+    }
+
+    /// Queues `work` for the next commit and returns its outcome once committed.
+    /// A rule's refusal comes back as `LedgerFailure`; anything else failed to commit.
+    public func submit(_ work: LedgerWork, requestID: String) async throws -> LedgerWorkOutput {
+        try await withCheckedThrowingContinuation { continuation in
+            let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                guard !state.stopping else { return (false, nil) }
+                state.jobs.append(Job(work: work, requestID: requestID, continuation: continuation))
+                return (true, state.waiter.take())
+            }
+            guard accepted else { return continuation.resume(throwing: Stopped()) }
+            waiter?.resume()
+        }
+    }
+
+    /// Commits until graceful shutdown, then finishes what was already submitted.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            while let batch = await nextBatch() {
+                await commit(batch)
+            }
+        } onGracefulShutdown: {
+            self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.stopping = true
+                return state.waiter.take()
+            }?.resume()
+        }
+    }
+
+    private func nextBatch() async -> [Job]? {
+        while true {
+            let batch = state.withLock { state -> [Job]? in
+                let count = min(state.jobs.count, maxBatch)
+                guard count > 0 else { return state.stopping ? nil : [] }
+                defer { state.jobs.removeFirst(count) }
+                return Array(state.jobs.prefix(count))
+            }
+            guard let batch else { return nil }
+            if !batch.isEmpty { return batch }
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    guard state.jobs.isEmpty, !state.stopping else { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+
+    private func commit(_ batch: [Job]) async {
+        let works = batch.map { ($0.work, $0.requestID) }
+        let rules = self.rules
+        let now = clock()
+        let started = ContinuousClock.now
+        do {
+            let outcomes = try await store.commit(units: works.count) { unit, session in
+                try rules.apply(works[unit].0, requestID: works[unit].1, now: now, session: session)
+            }
+            metrics.committed(batchSize: batch.count, duration: ContinuousClock.now - started)
+            let events = outcomes.flatMap(\.events)
+            if !events.isEmpty { await publish(events) }
+            for (job, outcome) in zip(batch, outcomes) {
+                job.continuation.resume(with: outcome.result)
+            }
+        } catch {
+            // Nothing of this batch is on disk: every request gets a retryable failure.
+            logger.error("group commit failed", metadata: ["ledger.batch": "\(batch.count)", "error": "\(error)"])
+            metrics.commitFailed()
+            for job in batch { job.continuation.resume(throwing: error) }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import Metrics
+import StorekeeperCore
+
+/// The writer's figures: how many requests share a commit, and how long a commit takes.
+struct LedgerMetrics: Sendable {
+    private let commits = Counter(label: "storekeeper_ledger_commits_total")
+    private let failures = Counter(label: "storekeeper_ledger_commit_failures_total")
+    private let units = Counter(label: "storekeeper_ledger_units_total")
+    private let batchSize = Recorder(label: "storekeeper_ledger_batch_size", aggregate: true)
+    private let duration = Timer(label: "storekeeper_ledger_commit_seconds")
+
+    func committed(batchSize size: Int, duration elapsed: Duration) {
+        commits.increment()
+        units.increment(by: size)
+        batchSize.record(size)
+        duration.recordNanoseconds(elapsed.nanoseconds)
+    }
+
+    func commitFailed() { failures.increment() }
+}

@@ -1,0 +1,61 @@
+import Contracts
+
+/// The ledger's storage, narrow on purpose: the rules (Rules/) are written
+/// against `LedgerSession` only, so another database (PostgreSQL) needs a new
+/// implementation of these two protocols and nothing else.
+public protocol LedgerStore: Sendable {
+    /// Runs `apply` once per unit of work, all in ONE durable transaction (group
+    /// commit), each unit isolated from the others: a unit that throws has its
+    /// changes and events undone while the rest commit. Returns once the commit
+    /// is on disk, so an answer built from the outcome may go out.
+    func commit<Output: Sendable>(
+        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) async throws -> [UnitOutcome<Output>]
+
+    /// A consistent snapshot read, concurrent with writes.
+    func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output
+}
+
+/// What one unit of a group commit produced.
+public struct UnitOutcome<Output: Sendable>: Sendable {
+    public var result: Result<Output, any Error>
+    /// The events the unit appended, with their `seq`; empty when it failed.
+    public var events: [LedgerEvent]
+}
+
+/// Reads every rule and endpoint needs.
+public protocol LedgerReader {
+    func transaction(_ key: TransactionKey) throws -> StoredTransaction?
+    /// Every transaction of one subscription (or one-off purchase).
+    func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction]
+    /// The user a purchase is bound to.
+    func owner(of subscription: SubscriptionKey) throws -> String?
+    func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord?
+    /// The subscriptions bound to `user`.
+    func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord]
+    /// Retained events with seq > `seq`, oldest first, at most `limit`.
+    func events(after seq: UInt64, limit: Int) throws -> [LedgerEvent]
+    /// The newest committed seq (0 before the first event).
+    func headSeq() throws -> UInt64
+    /// The oldest retained seq (head + 1 when none is retained).
+    func oldestRetainedSeq() throws -> UInt64
+    /// Subscriptions whose expiry passed while auto-renew was on and whose next refresh is due.
+    func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription]
+    /// Subscriptions that ran out (expiry and any grace passed, not revoked) with no expired event yet.
+    func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription]
+}
+
+/// Writes, inside one unit of a group commit.
+public protocol LedgerSession: LedgerReader {
+    func insert(_ transaction: StoredTransaction) throws
+    func update(_ transaction: StoredTransaction) throws
+    /// Binds a purchase to `user` and keeps the history (`from` is the previous owner, if any).
+    func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws
+    func save(_ subscription: SubscriptionRecord) throws
+    /// Remembers a notification; false when it was applied before.
+    func recordNotification(id: String, type: String, subscription: SubscriptionKey, at: Int64) throws -> Bool
+    /// Stores `event` with the next seq and returns it with that seq.
+    func append(_ event: LedgerEvent) throws -> LedgerEvent
+    /// Drops events older than `cutoff` (ms), always keeping the newest one so the head survives.
+    func pruneEvents(before cutoff: Int64) throws -> Int
+}

@@ -1,0 +1,250 @@
+import Contracts
+import Foundation
+import GRDB
+
+/// `LedgerSession` over one GRDB connection inside a write (or read)
+/// transaction. Every statement is cached: the group commit runs the same few
+/// statements thousands of times a second.
+final class SQLiteLedgerSession: LedgerSession {
+    private let db: Database
+    /// The seq the next appended event gets; the store moves it back when a unit rolls back.
+    var nextSeq: UInt64
+    /// The events appended since the store last cleared it (one unit's).
+    var appended: [LedgerEvent] = []
+
+    init(db: Database, nextSeq: UInt64 = 0) {
+        self.db = db
+        self.nextSeq = nextSeq
+    }
+
+    // MARK: Transactions
+
+    private static let transactionColumns = """
+        environment, transaction_id, original_transaction_id, product_id, quantity, purchase_date_ms,
+        expires_date_ms, cancellation_date_ms, cancellation_reason, is_upgraded, granted_to, granted_at_ms
+        """
+
+    func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(Self.transactionColumns) FROM transactions WHERE environment = ? AND transaction_id = ?")
+        return try Row.fetchOne(statement, arguments: [StoredEnvironment.name(key.environment), key.transactionID])
+            .map(Self.storedTransaction)
+    }
+
+    func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(Self.transactionColumns) FROM transactions
+                WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id
+                """)
+        return try Row.fetchAll(
+            statement,
+            arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID]
+        ).map(Self.storedTransaction)
+    }
+
+    func insert(_ transaction: StoredTransaction) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        try statement.execute(arguments: Self.arguments(transaction))
+    }
+
+    func update(_ transaction: StoredTransaction) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                UPDATE transactions SET original_transaction_id = ?3, product_id = ?4, quantity = ?5,
+                    purchase_date_ms = ?6, expires_date_ms = ?7, cancellation_date_ms = ?8, cancellation_reason = ?9,
+                    is_upgraded = ?10, granted_to = ?11, granted_at_ms = ?12
+                WHERE environment = ?1 AND transaction_id = ?2
+                """)
+        try statement.execute(arguments: Self.arguments(transaction))
+    }
+
+    private static func arguments(_ t: StoredTransaction) -> StatementArguments {
+        [
+            StoredEnvironment.name(t.key.environment), t.key.transactionID, t.originalTransactionID, t.productID,
+            Int64(t.quantity), t.purchaseDateMs, t.expiresDateMs, t.cancellationDateMs, t.cancellationReason.map { Int64($0) },
+            t.isUpgraded, t.grantedTo, t.grantedAtMs,
+        ]
+    }
+
+    private static func storedTransaction(_ row: Row) -> StoredTransaction {
+        StoredTransaction(
+            key: TransactionKey(StoredEnvironment.environment(row[0]), row[1]), originalTransactionID: row[2],
+            productID: row[3], quantity: Int32(truncatingIfNeeded: row[4] as Int64), purchaseDateMs: row[5],
+            expiresDateMs: row[6], cancellationDateMs: row[7],
+            cancellationReason: (row[8] as Int64?).map { Int32(truncatingIfNeeded: $0) }, isUpgraded: row[9],
+            grantedTo: row[10], grantedAtMs: row[11])
+    }
+
+    // MARK: Bindings
+
+    func owner(of subscription: SubscriptionKey) throws -> String? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT user_id FROM bindings WHERE environment = ? AND original_transaction_id = ?")
+        return try String.fetchOne(
+            statement, arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID])
+    }
+
+    func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws {
+        let environment = StoredEnvironment.name(subscription.environment)
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES (?, ?, ?, ?)
+                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET user_id = excluded.user_id,
+                    bound_at_ms = excluded.bound_at_ms
+                """)
+        try upsert.execute(arguments: [environment, subscription.originalTransactionID, user, at])
+        let history = try db.cachedStatement(
+            sql: """
+                INSERT INTO binding_history (environment, original_transaction_id, from_user_id, to_user_id, at_ms, request_id)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
+        try history.execute(arguments: [environment, subscription.originalTransactionID, previous, user, at, requestID])
+    }
+
+    // MARK: Subscriptions
+
+    private static let subscriptionColumns = """
+        s.environment, s.original_transaction_id, s.product_id, s.expires_date_ms, s.revoked_at_ms, s.auto_renew,
+        s.auto_renew_product_id, s.expiration_intent, s.billing_retry, s.grace_expires_date_ms, s.price_consent_status,
+        s.renewal_info_at_ms, s.latest_receipt, s.expired_event_for_ms, s.next_refresh_at_ms, s.refresh_attempts,
+        s.updated_at_ms
+        """
+
+    func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(Self.subscriptionColumns) FROM subscriptions s WHERE environment = ? AND original_transaction_id = ?"
+        )
+        return try Row.fetchOne(
+            statement, arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID]
+        ).map(Self.subscriptionRecord)
+    }
+
+    func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(Self.subscriptionColumns) FROM bindings b
+                JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
+                WHERE b.user_id = ? ORDER BY s.original_transaction_id, s.environment
+                """)
+        return try Row.fetchAll(statement, arguments: [user]).map(Self.subscriptionRecord)
+    }
+
+    func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        try ownedSubscriptions(
+            where: """
+                s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.expires_date_ms <= ?1 AND s.latest_receipt <> ''
+                AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)
+                """, now: now, limit: limit)
+    }
+
+    func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        try ownedSubscriptions(
+            where: """
+                s.revoked_at_ms IS NULL AND s.expires_date_ms <= ?1
+                AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
+                AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+                """, now: now, limit: limit)
+    }
+
+    private func ownedSubscriptions(where condition: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(Self.subscriptionColumns), b.user_id FROM subscriptions s
+                LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
+                WHERE \(condition) ORDER BY s.expires_date_ms LIMIT ?2
+                """)
+        return try Row.fetchAll(statement, arguments: [now, limit]).map { row in
+            OwnedSubscription(owner: row[17], subscription: Self.subscriptionRecord(row))
+        }
+    }
+
+    func save(_ s: SubscriptionRecord) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO subscriptions (
+                    environment, original_transaction_id, product_id, expires_date_ms, revoked_at_ms, auto_renew,
+                    auto_renew_product_id, expiration_intent, billing_retry, grace_expires_date_ms, price_consent_status,
+                    renewal_info_at_ms, latest_receipt, expired_event_for_ms, next_refresh_at_ms, refresh_attempts,
+                    updated_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        try statement.execute(arguments: [
+            StoredEnvironment.name(s.key.environment), s.key.originalTransactionID, s.productID, s.expiresDateMs,
+            s.revokedAtMs, s.autoRenew, s.autoRenewProductID, s.expirationIntent.map { Int64($0) }, s.billingRetry,
+            s.graceExpiresDateMs, s.priceConsentStatus.map { Int64($0) }, s.renewalInfoAtMs, s.latestReceipt, s.expiredEventForMs,
+            s.nextRefreshAtMs, Int64(s.refreshAttempts), s.updatedAtMs,
+        ])
+    }
+
+    private static func subscriptionRecord(_ row: Row) -> SubscriptionRecord {
+        var s = SubscriptionRecord(key: SubscriptionKey(StoredEnvironment.environment(row[0]), row[1]))
+        s.productID = row[2]
+        s.expiresDateMs = row[3]
+        s.revokedAtMs = row[4]
+        s.autoRenew = row[5]
+        s.autoRenewProductID = row[6]
+        s.expirationIntent = (row[7] as Int64?).map { Int32(truncatingIfNeeded: $0) }
+        s.billingRetry = row[8]
+        s.graceExpiresDateMs = row[9]
+        s.priceConsentStatus = (row[10] as Int64?).map { Int32(truncatingIfNeeded: $0) }
+        s.renewalInfoAtMs = row[11]
+        s.latestReceipt = row[12]
+        s.expiredEventForMs = row[13]
+        s.nextRefreshAtMs = row[14]
+        s.refreshAttempts = Int32(truncatingIfNeeded: row[15] as Int64)
+        s.updatedAtMs = row[16]
+        return s
+    }
+
+    // MARK: Notifications
+
+    func recordNotification(id: String, type: String, subscription: SubscriptionKey, at: Int64) throws -> Bool {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO notifications (notification_id, notification_type, environment, original_transaction_id, received_at_ms)
+                VALUES (?, ?, ?, ?, ?) ON CONFLICT (notification_id) DO NOTHING
+                """)
+        try statement.execute(arguments: [
+            id, type, StoredEnvironment.name(subscription.environment), subscription.originalTransactionID, at,
+        ])
+        return db.changesCount == 1
+    }
+
+    // MARK: Events
+
+    func append(_ event: LedgerEvent) throws -> LedgerEvent {
+        var event = event
+        event.seq = nextSeq
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO events (seq, topic, occurred_at_ms, event) VALUES (?, ?, ?, ?)")
+        try statement.execute(arguments: [Int64(event.seq), event.topic, event.occurredAtMs, try event.serializedData()])
+        nextSeq += 1
+        appended.append(event)
+        return event
+    }
+
+    func events(after seq: UInt64, limit: Int) throws -> [LedgerEvent] {
+        let statement = try db.cachedStatement(sql: "SELECT event FROM events WHERE seq > ? ORDER BY seq LIMIT ?")
+        return try Data.fetchAll(statement, arguments: [Int64(clamping: seq), limit]).map {
+            try LedgerEvent(serializedBytes: $0)
+        }
+    }
+
+    func headSeq() throws -> UInt64 {
+        UInt64(try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events") ?? 0)
+    }
+
+    func oldestRetainedSeq() throws -> UInt64 {
+        if let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM events") { return UInt64(oldest) }
+        return try headSeq() + 1
+    }
+
+    func pruneEvents(before cutoff: Int64) throws -> Int {
+        try db.execute(
+            sql: "DELETE FROM events WHERE occurred_at_ms < ? AND seq < (SELECT MAX(seq) FROM events)",
+            arguments: [cutoff])
+        return db.changesCount
+    }
+}

@@ -1,0 +1,74 @@
+import Contracts
+import Foundation
+import GRDB
+
+/// The SQLite `LedgerStore`: one GRDB `DatabasePool` in WAL mode with
+/// `synchronous=FULL`, so a committed group is on disk (it survives a power
+/// loss, not only a process kill) before any of its answers goes out.
+public final class SQLiteLedgerStore: LedgerStore {
+    public static let fileName = "ledger.sqlite"
+
+    let writer: any DatabaseWriter
+
+    private init(writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try LedgerSchema.migrator.migrate(writer)
+    }
+
+    /// Opens (creating when needed) the database in `directory`.
+    public static func open(directory: String) throws -> SQLiteLedgerStore {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        configuration.busyMode = .timeout(10)
+        let path = URL(fileURLWithPath: directory).appendingPathComponent(fileName).path
+        return try SQLiteLedgerStore(writer: DatabasePool(path: path, configuration: configuration))
+    }
+
+    /// A private in-memory database, for tests of the rules.
+    public static func inMemory() throws -> SQLiteLedgerStore {
+        try SQLiteLedgerStore(writer: DatabaseQueue())
+    }
+
+    public func commit<Output: Sendable>(
+        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) async throws -> [UnitOutcome<Output>] {
+        try await writer.write { db in
+            let session = SQLiteLedgerSession(db: db)
+            session.nextSeq = try session.headSeq() + 1
+            var outcomes: [UnitOutcome<Output>] = []
+            outcomes.reserveCapacity(units)
+            for unit in 0..<units {
+                let firstSeq = session.nextSeq
+                session.appended.removeAll(keepingCapacity: true)
+                var result: Result<Output, any Error>?
+                var events: [LedgerEvent] = []
+                do {
+                    // A savepoint per unit: one request's failure (already_bound, a bad
+                    // value) undoes its own changes only.
+                    try db.inSavepoint {
+                        result = .success(try apply(unit, session))
+                        return .commit
+                    }
+                    events = session.appended
+                } catch {
+                    result = .failure(error)
+                    session.nextSeq = firstSeq
+                }
+                outcomes.append(UnitOutcome(result: result ?? .failure(CancellationError()), events: events))
+            }
+            return outcomes
+        }
+    }
+
+    public func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output {
+        try await writer.read { db in try body(SQLiteLedgerSession(db: db)) }
+    }
+
+    /// SQLite's `synchronous` setting of the writer connection (2 is FULL).
+    func synchronousSetting() async throws -> Int {
+        try await writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+}

@@ -1,0 +1,126 @@
+import Contracts
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// Request/reply to a ledger endpoint over a DEALER socket: many requests in
+/// flight, matched to their answers by correlation id, each failing with
+/// `Timeout` at its deadline. The ledger may restart underneath: the DEALER
+/// reconnects, and what was lost times out (every ledger write is idempotent,
+/// so the caller may retry).
+public final class EnvelopeClient: Service, Sendable {
+    public struct Timeout: Error, Equatable, CustomStringConvertible {
+        public var description: String { "the ledger did not answer before the deadline" }
+    }
+
+    struct Waiting {
+        let deadline: ContinuousClock.Instant
+        let continuation: CheckedContinuation<[UInt8], any Error>
+    }
+
+    struct State: ~Copyable {
+        var nextID: UInt64 = 0
+        var waiting: [UInt64: Waiting] = [:]
+        var stopped = false
+    }
+
+    /// For an envelope without a deadline.
+    public static let defaultTimeout: Duration = .seconds(10)
+
+    private let socket: ZMQSocketLoop
+    private let state = Mutex(State())
+    private let outgoing: AsyncStream<[[UInt8]]>
+    private let outgoingContinuation: AsyncStream<[[UInt8]]>.Continuation
+
+    public init(context: ZMQContext, endpoint: String, logger: Logger) {
+        socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
+            try socket.setLinger(milliseconds: 0)
+            try socket.setSendHighWaterMark(100_000)
+            try socket.setReceiveHighWaterMark(100_000)
+            try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 1_000)
+            try socket.connect(endpoint)
+        }
+        (outgoing, outgoingContinuation) = AsyncStream.makeStream()
+    }
+
+    public func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.socket.run() }
+            group.addTask { try await self.receiveLoop() }
+            group.addTask { try await self.expiryLoop() }
+            group.addTask { await self.sendLoop() }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        let waiting = state.withLock { state in
+            state.stopped = true
+            defer { state.waiting = [:] }
+            return state.waiting.values
+        }
+        for entry in waiting { entry.continuation.resume(throwing: Timeout()) }
+    }
+
+    /// Sends `envelope` and waits for the answer until its deadline (or `defaultTimeout`).
+    public func request(_ envelope: Envelope) async throws -> Envelope {
+        let answer = try await exchange(envelope.frame(), deadline: Self.deadline(of: envelope))
+        return try Envelope(frame: answer)
+    }
+
+    /// True when the ledger answers a ping within `timeout`.
+    public func ping(timeout: Duration = .seconds(1)) async -> Bool {
+        (try? await exchange([], deadline: .now + timeout)) != nil
+    }
+
+    private func exchange(_ payload: [UInt8], deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let accepted = state.withLock { state in
+                    guard !state.stopped else { return false }
+                    state.waiting[id] = Waiting(deadline: deadline, continuation: continuation)
+                    return true
+                }
+                guard accepted else { return continuation.resume(throwing: Timeout()) }
+                outgoingContinuation.yield(RequestFrame.encode(correlation: id, payload: payload))
+            }
+        } onCancel: {
+            state.withLock { $0.waiting.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    static func deadline(of envelope: Envelope) -> ContinuousClock.Instant {
+        guard envelope.deadlineMs > 0 else { return .now + defaultTimeout }
+        let remaining = envelope.deadlineMs - Int64(Date().timeIntervalSince1970 * 1_000)
+        return .now + .milliseconds(max(0, remaining))
+    }
+
+    private func receiveLoop() async throws {
+        while true {
+            guard let (id, payload) = RequestFrame.decode(try await socket.receive()) else { continue }
+            state.withLock { $0.waiting.removeValue(forKey: id) }?.continuation.resume(returning: payload)
+        }
+    }
+
+    private func expiryLoop() async throws {
+        while true {
+            try await Task.sleep(for: .milliseconds(20))
+            let now = ContinuousClock.now
+            let expired = state.withLock { state in
+                let ids = state.waiting.filter { $0.value.deadline <= now }.map(\.key)
+                return ids.compactMap { state.waiting.removeValue(forKey: $0) }
+            }
+            for entry in expired { entry.continuation.resume(throwing: Timeout()) }
+        }
+    }
+
+    private func sendLoop() async {
+        for await frames in outgoing {
+            try? await socket.send(frames)
+        }
+    }
+}

@@ -1,0 +1,7 @@
+import Testing
+
+@testable import Gateway
+
+@Test func gatewayExecutableName() {
+    #expect(GatewayApplication.executableName == "storekeeper-gateway")
+}
