@@ -19,12 +19,14 @@ public final class SQLiteLedgerStore: LedgerStore {
     public static func open(directory: String) throws -> SQLiteLedgerStore {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         configuration.busyMode = .timeout(10)
         let path = URL(fileURLWithPath: directory).appendingPathComponent(fileName).path
-        return try SQLiteLedgerStore(writer: DatabasePool(path: path, configuration: configuration))
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB turns WAL on with synchronous=NORMAL (a commit may be lost to a
+        // power cut); the ledger answers only what is on disk, so its one writer
+        // connection syncs every commit.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        return try SQLiteLedgerStore(writer: pool)
     }
 
     /// A private in-memory database, for tests of the rules.
