@@ -48,8 +48,8 @@ public final class EnvelopeClient: Service, Sendable {
     public func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.socket.run() }
-            group.addTask { try await self.receiveLoop() }
-            group.addTask { try await self.expiryLoop() }
+            group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
+            group.addTask { try await endingQuietlyOnCancellation { try await self.expiryLoop() } }
             group.addTask { await self.sendLoop() }
             try? await gracefulShutdown()
             group.cancelAll()

@@ -65,8 +65,8 @@ public final class VerifierPoolClient: Service, Sendable {
     public func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.socket.run() }
-            group.addTask { try await self.receiveLoop() }
-            group.addTask { try await self.tickLoop() }
+            group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
+            group.addTask { try await endingQuietlyOnCancellation { try await self.tickLoop() } }
             group.addTask { await self.sendLoop() }
             try? await gracefulShutdown()
             group.cancelAll()

@@ -38,7 +38,7 @@ final class EnvelopeServer: Service, Sendable {
     func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.socket.run() }
-            group.addTask { try await self.serve() }
+            group.addTask { try await endingQuietlyOnCancellation { try await self.serve() } }
             try? await gracefulShutdown()
             group.cancelAll()
         }

@@ -68,10 +68,7 @@ public final class GroupCommitter: Service, Sendable {
                 await commit(batch)
             }
         } onGracefulShutdown: {
-            self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.stopping = true
-                return state.waiter.take()
-            }?.resume()
+            self.stopAccepting()
         }
     }
 
@@ -85,15 +82,28 @@ public final class GroupCommitter: Service, Sendable {
             }
             guard let batch else { return nil }
             if !batch.isEmpty { return batch }
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state in
-                    guard state.jobs.isEmpty, !state.stopping else { return true }
-                    state.waiter = continuation
-                    return false
+            // Woken by a submit, by graceful shutdown, or by cancellation of the service.
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let resumeNow = state.withLock { state in
+                        guard state.jobs.isEmpty, !state.stopping, !Task.isCancelled else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
                 }
-                if resumeNow { continuation.resume() }
+            } onCancel: {
+                stopAccepting()
             }
         }
+    }
+
+    /// No more submits; the run loop finishes what is queued and ends.
+    private func stopAccepting() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.stopping = true
+            return state.waiter.take()
+        }?.resume()
     }
 
     private func commit(_ batch: [Job]) async {

@@ -23,7 +23,7 @@ struct LedgerRequestHandler: Sendable {
             case .recordRequest(let request):
                 guard case .recorded(let outcome) = try await committer.submit(.record(request), requestID: requestID)
                 else { break }
-                logger.info(
+                logger.debug(
                     "recorded",
                     metadata: [
                         "request.id": "\(requestID)", "ledger.granted": "\(outcome.granted.count)",
@@ -56,7 +56,7 @@ struct LedgerRequestHandler: Sendable {
                 return reply(requestID, .failure(ServiceFailure(.badRequest, message: "the ledger does not answer this message")))
             }
         } catch let failure as LedgerFailure {
-            logger.info("refused", metadata: ["request.id": "\(requestID)", "ledger.failure": "\(failure.code.rawValue)"])
+            logger.debug("refused", metadata: ["request.id": "\(requestID)", "ledger.failure": "\(failure.code.rawValue)"])
             return reply(requestID, .failure(failure.serviceFailure))
         } catch {
             logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
