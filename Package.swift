@@ -130,13 +130,14 @@ let package = Package(
         .executableTarget(name: "CLIMain", dependencies: ["StorekeeperCLI"], path: "Services/CLI/Main", swiftSettings: strict),
 
         // MARK: Benchmarks (print figures; never part of the test run)
+        .target(name: "BenchmarkSupport", path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
-            dependencies: ["VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBenchmark",
-            dependencies: ["Ledger", "LedgerClient", "Contracts", "ZeroMQ", "StorekeeperCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BenchmarkSupport", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/LedgerBenchmark", swiftSettings: strict),
 
         // MARK: Tests

@@ -9,6 +9,7 @@
 //   swift build -c release && .build/release/storekeeper-bench-verifier --requests 2000 --latency-ms 3000
 import Contracts
 import Foundation
+import BenchmarkSupport
 import Logging
 import VerifierPool
 import ZeroMQ
@@ -36,35 +37,6 @@ struct Options {
     }
 }
 
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
-func start(_ executable: String, _ environment: [String: String], options: Options) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: options.binDir).appendingPathComponent(executable)
-    process.environment = ["PATH": "/usr/bin:/bin", "STOREKEEPER_LOG_LEVEL": "warning"].merging(environment) { $1 }
-    try process.run()
-    return process
-}
-
-/// Resident memory of a process in KiB (Linux /proc).
-func residentKiB(_ pid: Int32) -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-    else { return 0 }
-    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-}
-
 func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = "POST"
@@ -78,7 +50,7 @@ let options = Options()
 let simPort = freePort()
 let sim = "http://127.0.0.1:\(simPort)"
 let poolEndpoint = "tcp://127.0.0.1:\(freePort())"
-let simulator = try start("storekeeper-sim", ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"], options: options)
+let simulator = try start("storekeeper-sim", ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"], binDir: options.binDir)
 defer { simulator.terminate() }
 for _ in 0..<100 {
     if (try? await URLSession.shared.data(from: URL(string: sim + "/healthz")!)) != nil { break }
@@ -100,7 +72,7 @@ let verifier = try start(
     [
         "STOREKEEPER_VERIFIER_ENDPOINT": poolEndpoint, "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
         "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt", "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4096",
-    ], options: options)
+    ], binDir: options.binDir)
 defer { verifier.terminate() }
 while client.workerCount == 0 { try await Task.sleep(for: .milliseconds(50)) }
 try await Task.sleep(for: .milliseconds(500))

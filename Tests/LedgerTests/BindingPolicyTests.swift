@@ -30,7 +30,7 @@ struct BindingPolicyTests {
         let history = try await ledger.store.writer.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM binding_history WHERE original_transaction_id = '1000'")
         }
-        #expect(history == 4, "the first binding and three moves are kept")
+        #expect(history == 3, "every move is kept")
     }
 
     @Test func keepRefusesEveryOtherUserAndChangesNothing() async throws {

@@ -57,8 +57,8 @@ struct LedgerStoreTests {
         #expect((try? outcomes[0].result.get()) != nil)
         #expect(throws: LedgerFailure.alreadyBound) { try outcomes[1].result.get() }
         #expect(outcomes[1].events.isEmpty)
-        #expect(outcomes[0].events.map(\.seq) == [1])
-        #expect(outcomes[2].events.map(\.seq) == [2], "the failed unit consumed no seq")
+        #expect(outcomes[0].events.map(\.event.seq) == [1])
+        #expect(outcomes[2].events.map(\.event.seq) == [2], "the failed unit consumed no seq")
         let owner = try await store.read { try $0.owner(of: SubscriptionKey(.sandbox, "b")) }
         #expect(owner == nil)
     }
@@ -93,5 +93,40 @@ struct LedgerStoreTests {
         #expect(try await ledger.store.read { try $0.oldestRetainedSeq() } == 5)
         _ = try await ledger.record("u", Make.result([Make.transaction("t9", purchased: t0)]), at: t0 + 20)
         #expect(try await ledger.events().map(\.seq) == [5, 6])
+    }
+}
+
+@Suite("SQLite query plans: the hot statements use their indexes")
+struct LedgerQueryPlanTests {
+    static func plan(_ sql: String, _ arguments: StatementArguments) async throws -> String {
+        let store = try SQLiteLedgerStore.inMemory()
+        return try await store.writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+                .joined(separator: "; ")
+        }
+    }
+
+    @Test func aPurchasesTransactionsComeFromItsIndexInOrder() async throws {
+        let plan = try await Self.plan(
+            "SELECT * FROM transactions WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id",
+            ["Sandbox", "1"])
+        #expect(plan.contains("USING INDEX transactions_by_original"), "\(plan)")
+        #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+    }
+
+    @Test func sweepsReadOnlyTheRowsThatNeedThem() async throws {
+        let refresh = try await Self.plan(
+            """
+            SELECT * FROM subscriptions s WHERE s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.expires_date_ms <= ?1
+            AND s.latest_receipt <> '' ORDER BY s.expires_date_ms LIMIT 5
+            """, [1])
+        #expect(refresh.contains("subscriptions_refresh_due"), "\(refresh)")
+        let expired = try await Self.plan(
+            """
+            SELECT * FROM subscriptions s WHERE s.revoked_at_ms IS NULL
+            AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+            AND s.expires_date_ms <= ?1 ORDER BY s.expires_date_ms LIMIT 5
+            """, [1])
+        #expect(expired.contains("subscriptions_expiry_pending"), "\(expired)")
     }
 }

@@ -56,9 +56,15 @@ struct RecordRule {
     /// info, stated by Apple when it answered.
     static func reconcile(_ purchases: [SubscriptionKey], of result: VerifyResult, _ context: RuleContext) throws {
         let asOf = result.requestDateMs > 0 ? result.requestDateMs : context.now
+        let expiring = Set(
+            result.transactions.filter(\.hasExpiresDateMs).map {
+                StoredTransaction($0, environment: result.environment).subscriptionKey
+            })
         for key in purchases {
             let pending = result.pendingRenewals.first { $0.originalTransactionID == key.originalTransactionID }
-            try SubscriptionReconciler.reconcile(key, latestReceipt: result.latestReceipt, context) { stored in
+            try SubscriptionReconciler.reconcile(
+                key, latestReceipt: result.latestReceipt, mayExpire: expiring.contains(key), context
+            ) { stored in
                 guard let pending else { return nil }
                 var info = RenewalInfo(stored, asOf: asOf)
                 info.overlay(pending)

@@ -5,12 +5,16 @@ import Contracts
 /// thing that changed. Deriving expiry from every transaction ever seen is
 /// what makes a stale receipt unable to shorten it.
 enum SubscriptionReconciler {
+    /// - Parameter mayExpire: false when the message gave no expiry for this purchase:
+    ///   with no subscription stored either, it is a one-off purchase and there is
+    ///   nothing to read (every path that stores an expiry also creates the row).
     static func reconcile(
-        _ key: SubscriptionKey, latestReceipt: String, _ context: RuleContext,
+        _ key: SubscriptionKey, latestReceipt: String, mayExpire: Bool = true, _ context: RuleContext,
         renewal: (SubscriptionRecord) -> RenewalInfo? = { _ in nil }
     ) throws {
-        let transactions = try context.session.transactions(of: key)
         let old = try context.session.subscription(key)
+        if old == nil, !mayExpire { return }
+        let transactions = try context.session.transactions(of: key)
         // One-off purchases (no expiry anywhere) are not subscriptions.
         guard old != nil || transactions.contains(where: { $0.expiresDateMs != nil }) else { return }
         var new = old ?? SubscriptionRecord(key: key)

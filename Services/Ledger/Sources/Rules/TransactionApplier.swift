@@ -10,19 +10,22 @@ enum TransactionApplier {
         into outcome: inout RecordOutcome
     ) throws {
         let incoming = StoredTransaction(transaction, environment: environment)
-        guard var stored = try context.session.transaction(incoming.key) else {
-            var new = incoming
+        // The common case first, in one statement: a transaction never seen.
+        var new = incoming
+        if !new.isRevoked, let user {
+            new.grantedTo = user
+            new.grantedAtMs = context.now
+        }
+        if try context.session.insertIfNew(new) {
             if new.isRevoked {
                 outcome.revoked.append(revocation(new))
             } else if let user {
-                new.grantedTo = user
-                new.grantedAtMs = context.now
                 outcome.granted.append(new.grant)
                 try context.emit(.granted(new, to: user, context.origin))
             }
-            try context.session.insert(new)
             return
         }
+        guard var stored = try context.session.transaction(incoming.key) else { return }
         var changed = false
         // A cancellation learned now: a refund revokes the credit; an upgrade only marks it replaced.
         if let cancelled = incoming.cancellationDateMs, stored.cancellationDateMs == nil {

@@ -7,7 +7,7 @@ import Synchronization
 /// The ledger's single writer. Work submitted while a commit is on its way to
 /// disk waits and goes into the next commit together (group commit), so many
 /// requests share one fsync; each is answered only after its commit, and the
-/// events of a commit are published before the next one starts (in seq order).
+/// events of a commit are handed to the publisher in seq order.
 public final class GroupCommitter: Service, Sendable {
     struct Job {
         let work: LedgerWork
@@ -30,14 +30,14 @@ public final class GroupCommitter: Service, Sendable {
     private let rules: LedgerRules
     private let maxBatch: Int
     private let clock: @Sendable () -> Int64
-    private let publish: @Sendable ([LedgerEvent]) async -> Void
+    private let publish: @Sendable ([CommittedEvent]) -> Void
     private let logger: Logger
     private let state = Mutex(State())
     private let metrics = LedgerMetrics()
 
     public init(
         store: any LedgerStore, rules: LedgerRules, maxBatch: Int = 1_024, clock: @escaping @Sendable () -> Int64,
-        logger: Logger, publish: @escaping @Sendable ([LedgerEvent]) async -> Void
+        logger: Logger, publish: @escaping @Sendable ([CommittedEvent]) -> Void
     ) {
         self.store = store
         self.rules = rules
@@ -117,7 +117,7 @@ public final class GroupCommitter: Service, Sendable {
             }
             metrics.committed(batchSize: batch.count, duration: ContinuousClock.now - started)
             let events = outcomes.flatMap(\.events)
-            if !events.isEmpty { await publish(events) }
+            if !events.isEmpty { publish(events) }
             for (job, outcome) in zip(batch, outcomes) {
                 job.continuation.resume(with: outcome.result)
             }

@@ -25,7 +25,8 @@ enum LedgerSchema {
                         granted_at_ms INTEGER,
                         PRIMARY KEY (environment, transaction_id)
                     ) WITHOUT ROWID;
-                    CREATE INDEX transactions_by_original ON transactions (environment, original_transaction_id);
+                    CREATE INDEX transactions_by_original
+                        ON transactions (environment, original_transaction_id, purchase_date_ms, transaction_id);
 
                     -- Which user each purchase belongs to (exactly one), and every move.
                     CREATE TABLE bindings (
@@ -67,7 +68,12 @@ enum LedgerSchema {
                         updated_at_ms INTEGER NOT NULL,
                         PRIMARY KEY (environment, original_transaction_id)
                     ) WITHOUT ROWID;
-                    CREATE INDEX subscriptions_by_expiry ON subscriptions (expires_date_ms);
+                    -- Partial indexes: the periodic sweeps look only at the few rows that
+                    -- still need something, not at every subscription that ever expired.
+                    CREATE INDEX subscriptions_refresh_due ON subscriptions (expires_date_ms)
+                        WHERE revoked_at_ms IS NULL AND auto_renew = 1;
+                    CREATE INDEX subscriptions_expiry_pending ON subscriptions (expires_date_ms)
+                        WHERE revoked_at_ms IS NULL AND (expired_event_for_ms IS NULL OR expired_event_for_ms < expires_date_ms);
 
                     -- Notifications applied, so a redelivery changes nothing.
                     CREATE TABLE notifications (

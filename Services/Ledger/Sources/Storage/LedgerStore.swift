@@ -20,7 +20,13 @@ public protocol LedgerStore: Sendable {
 public struct UnitOutcome<Output: Sendable>: Sendable {
     public var result: Result<Output, any Error>
     /// The events the unit appended, with their `seq`; empty when it failed.
-    public var events: [LedgerEvent]
+    public var events: [CommittedEvent]
+}
+
+/// An event as stored: serialized once, for the outbox row and the PUB socket alike.
+public struct CommittedEvent: Sendable {
+    public let event: LedgerEvent
+    public let bytes: [UInt8]
 }
 
 /// Reads every rule and endpoint needs.
@@ -47,9 +53,10 @@ public protocol LedgerReader {
 
 /// Writes, inside one unit of a group commit.
 public protocol LedgerSession: LedgerReader {
-    func insert(_ transaction: StoredTransaction) throws
+    /// Inserts a transaction not seen before; false (and nothing written) when it was.
+    func insertIfNew(_ transaction: StoredTransaction) throws -> Bool
     func update(_ transaction: StoredTransaction) throws
-    /// Binds a purchase to `user` and keeps the history (`from` is the previous owner, if any).
+    /// Binds a purchase to `user`; a move from a `previous` owner is kept in the history.
     func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws
     func save(_ subscription: SubscriptionRecord) throws
     /// Remembers a notification; false when it was applied before.

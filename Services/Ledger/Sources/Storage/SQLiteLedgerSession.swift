@@ -10,7 +10,7 @@ final class SQLiteLedgerSession: LedgerSession {
     /// The seq the next appended event gets; the store moves it back when a unit rolls back.
     var nextSeq: UInt64
     /// The events appended since the store last cleared it (one unit's).
-    var appended: [LedgerEvent] = []
+    var appended: [CommittedEvent] = []
 
     init(db: Database, nextSeq: UInt64 = 0) {
         self.db = db
@@ -43,10 +43,14 @@ final class SQLiteLedgerSession: LedgerSession {
         ).map(Self.storedTransaction)
     }
 
-    func insert(_ transaction: StoredTransaction) throws {
+    func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
         let statement = try db.cachedStatement(
-            sql: "INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            sql: """
+                INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (environment, transaction_id) DO NOTHING
+                """)
         try statement.execute(arguments: Self.arguments(transaction))
+        return db.changesCount == 1
     }
 
     func update(_ transaction: StoredTransaction) throws {
@@ -95,6 +99,8 @@ final class SQLiteLedgerSession: LedgerSession {
                     bound_at_ms = excluded.bound_at_ms
                 """)
         try upsert.execute(arguments: [environment, subscription.originalTransactionID, user, at])
+        // The first binding is the row above (with its time); the history keeps every move.
+        guard let previous else { return }
         let history = try db.cachedStatement(
             sql: """
                 INSERT INTO binding_history (environment, original_transaction_id, from_user_id, to_user_id, at_ms, request_id)
@@ -142,9 +148,8 @@ final class SQLiteLedgerSession: LedgerSession {
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {
         try ownedSubscriptions(
             where: """
-                s.revoked_at_ms IS NULL AND s.expires_date_ms <= ?1
-                AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
-                AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+                s.revoked_at_ms IS NULL AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+                AND s.expires_date_ms <= ?1 AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
                 """, now: now, limit: limit)
     }
 
@@ -219,9 +224,10 @@ final class SQLiteLedgerSession: LedgerSession {
         event.seq = nextSeq
         let statement = try db.cachedStatement(
             sql: "INSERT INTO events (seq, topic, occurred_at_ms, event) VALUES (?, ?, ?, ?)")
-        try statement.execute(arguments: [Int64(event.seq), event.topic, event.occurredAtMs, try event.serializedData()])
+        let bytes: [UInt8] = try event.serializedBytes()
+        try statement.execute(arguments: [Int64(event.seq), event.topic, event.occurredAtMs, Data(bytes)])
         nextSeq += 1
-        appended.append(event)
+        appended.append(CommittedEvent(event: event, bytes: bytes))
         return event
     }
 

@@ -46,7 +46,7 @@ public final class SQLiteLedgerStore: LedgerStore {
                 let firstSeq = session.nextSeq
                 session.appended.removeAll(keepingCapacity: true)
                 var result: Result<Output, any Error>?
-                var events: [LedgerEvent] = []
+                var events: [CommittedEvent] = []
                 do {
                     // A savepoint per unit: one request's failure (already_bound, a bad
                     // value) undoes its own changes only.

@@ -1,0 +1,56 @@
+// What every benchmark needs to run the real executables.
+import Foundation
+
+/// `count` distinct free loopback ports (each probe socket stays open until all
+/// are chosen, or the kernel could hand the same port out twice).
+public func freePorts(_ count: Int) -> [Int] {
+    var sockets: [Int32] = []
+    defer { sockets.forEach { close($0) } }
+    return (0..<count).map { _ in
+        let (fd, port) = probePort()
+        sockets.append(fd)
+        return port
+    }
+}
+
+public func freePort() -> Int { freePorts(1)[0] }
+
+private func probePort() -> (Int32, Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+public func start(_ executable: String, _ environment: [String: String], binDir: String) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binDir).appendingPathComponent(executable)
+    process.environment = ["PATH": "/usr/bin:/bin", "STOREKEEPER_LOG_LEVEL": "warning"].merging(environment) { $1 }
+    try process.run()
+    return process
+}
+
+/// Resident memory of a process in KiB (Linux /proc).
+public func residentKiB(_ pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return 0 }
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+}
+
+
+/// CPU time (user + system) a process has used so far, in seconds (Linux /proc).
+public func cpuSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    // Fields after the command name: state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
