@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
@@ -101,7 +102,13 @@ let package = Package(
         ),
 
         // MARK: Services (logic) and their thin executables
-        .target(name: "Gateway", dependencies: serviceDependencies + ["LedgerClient", "VerifierPool"], path: "Services/Gateway/Sources", swiftSettings: strict),
+        .target(
+            name: "Gateway",
+            dependencies: serviceDependencies + [
+                "LedgerClient", "VerifierPool", "Verifier", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Services/Gateway/Sources", swiftSettings: strict),
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway", "StorekeeperCore"], path: "Services/Gateway/Main", swiftSettings: strict),
         .target(
             name: "Verifier",
@@ -165,8 +172,12 @@ let package = Package(
             path: "Tests/LedgerTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Contracts", "StorekeeperCore", .product(name: "PropertyBased", package: "swift-property-based")],
-            path: "Tests/GatewayTests", swiftSettings: strict),
+            dependencies: [
+                "Gateway", "Contracts", "StorekeeperCore", "LedgerClient",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/GatewayTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(

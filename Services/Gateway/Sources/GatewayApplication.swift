@@ -1,14 +1,47 @@
+import Hummingbird
+import LedgerClient
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import VerifierPool
+import ZeroMQ
 
-/// Builds the services of `storekeeper-gateway`, the HTTP edge.
+/// Builds the services of `storekeeper-gateway`, the HTTP edge: the gateway's
+/// end of the verifier pool, a client of the ledger, and the HTTP server.
 public enum GatewayApplication {
     public static let executableName = "storekeeper-gateway"
 
-    /// The services to run, in start order (stopped in reverse).
+    /// The services to run, in start order (stopped in reverse: HTTP stops
+    /// taking requests and finishes those in flight before the pool and the
+    /// ledger client close).
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
-        context.logger.info("configuration loaded", metadata: ["role": "the HTTP edge"])
-        return []
+        let configuration = context.configuration
+        let logger = context.logger
+        let zmq = ZMQContext()
+        let pool = VerifierPoolClient(context: zmq, endpoint: configuration.endpoints.verifier, logger: logger)
+        let ledger = LedgerClient(context: zmq, endpoint: configuration.endpoints.ledger, logger: logger)
+        let orchestrator = ReceiptOrchestrator(
+            verify: { try await pool.verify($0) }, ledger: ledger, verifyDeadline: configuration.apple.verifyDeadline)
+        let router = GatewayRouter.make(
+            .init(
+                orchestrator: orchestrator, ledger: ledger,
+                readiness: {
+                    GatewayRouter.Readiness(ledger: await ledger.ping(timeout: .milliseconds(500)), verifiers: pool.workerCount)
+                },
+                settings: configuration.gateway, sharedSecret: configuration.apple.sharedSecret,
+                bundleIDs: configuration.apple.bundleIDs, metrics: context.metrics))
+        let address = configuration.gateway.httpAddress
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
+            logger: logger)
+        logger.info(
+            "gateway configured",
+            metadata: [
+                "http.address": "\(address.host):\(address.port)", "pool.endpoint": "\(configuration.endpoints.verifier)",
+                "ledger.endpoint": "\(configuration.endpoints.ledger)",
+                "auth.api_keys": "\(configuration.gateway.apiKeys.count)",
+            ])
+        return [pool, ledger, application]
     }
 }

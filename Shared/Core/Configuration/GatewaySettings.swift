@@ -6,10 +6,13 @@ public struct GatewaySettings: Sendable {
     public var apiKeys: [Secret]
     /// `STOREKEEPER_MAX_BODY_BYTES`: larger bodies are `413 payload_too_large`.
     public var maxBodyBytes: Int
+    /// `STOREKEEPER_RATE_LIMIT_PER_MINUTE`: per API key; 0 turns limiting off.
+    public var rateLimitPerMinute: Int
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         httpAddress = try reader.socketAddress(.httpAddress)!
         apiKeys = reader.secrets(.apiKeys)
         maxBodyBytes = try reader.integer(.maxBodyBytes, in: 1_024...64 * 1_048_576)
+        rateLimitPerMinute = try reader.integer(.rateLimitPerMinute, in: 0...10_000_000)
     }
 }

@@ -10,16 +10,19 @@ public struct MetricsEndpoint: Service {
 
     public init(address: SocketAddress, registry: PrometheusCollectorRegistry, logger: Logger) {
         let router = Router()
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-        }
+        router.get("/metrics") { _, _ in Self.response(registry) }
         application = Application(
             router: router,
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
             logger: logger)
+    }
+
+    /// The registry in Prometheus text format, for any router that serves `/metrics`.
+    public static func response(_ registry: PrometheusCollectorRegistry) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
     }
 
     public func run() async throws {

@@ -17,8 +17,13 @@ public struct AppleResponse: Sendable {
     }
 
     public init(body bytes: [UInt8]) throws(Unreadable) {
-        guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), body.object != nil,
-            let status = body["status"]?.int64, let narrowed = Int(exactly: status)
+        guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else { throw Unreadable() }
+        try self.init(json: body)
+    }
+
+    /// An answer already parsed (a notification's `unified_receipt` has the same shape).
+    public init(json body: JSONValue) throws(Unreadable) {
+        guard body.object != nil, let status = body["status"]?.int64, let narrowed = Int(exactly: status)
         else { throw Unreadable() }
         self.body = body
         self.status = narrowed

@@ -1,0 +1,15 @@
+import Hummingbird
+import Logging
+
+/// Per-request state the middlewares fill in: the request id (also in the
+/// logger's metadata) and which API key authenticated the caller.
+struct GatewayRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var requestID = ""
+    /// The index of the API key used, or nil when keys are off.
+    var apiKeyIndex: Int?
+
+    init(source: Source) {
+        coreContext = .init(source: source)
+    }
+}

@@ -1,0 +1,126 @@
+import Contracts
+import Foundation
+import Hummingbird
+import LedgerClient
+import NIOCore
+import Logging
+import Prometheus
+import StorekeeperCore
+
+/// The HTTP API of the contract (spec: http-api.md; openapi.yaml).
+struct GatewayRouter {
+    struct Dependencies: Sendable {
+        var orchestrator: ReceiptOrchestrator
+        var ledger: any LedgerCalls
+        var readiness: @Sendable () async -> Readiness
+        var settings: GatewaySettings
+        var sharedSecret: Secret?
+        var bundleIDs: [String]
+        var metrics: PrometheusCollectorRegistry
+    }
+
+    struct Readiness: Sendable {
+        var ledger: Bool
+        var verifiers: Int
+        var ready: Bool { ledger && verifiers > 0 }
+    }
+
+    static func make(_ dependencies: Dependencies) -> Router<GatewayRequestContext> {
+        let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.get("/healthz") { _, _ in json(["status": "ok"]) }
+        router.get("/readyz") { _, _ in
+            let readiness = await dependencies.readiness()
+            return json(
+                ["ready": readiness.ready, "ledger": readiness.ledger, "verifiers": readiness.verifiers],
+                status: readiness.ready ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ in MetricsEndpoint.response(dependencies.metrics) }
+        router.post("/v1/notifications/apple") { request, context in
+            try await notification(request, context, dependencies)
+        }
+        let api = router.group("/v1")
+            .add(middleware: APIKeyMiddleware(keys: dependencies.settings.apiKeys))
+            .add(middleware: RateLimitMiddleware(perMinute: dependencies.settings.rateLimitPerMinute))
+        api.post("/receipts") { request, context in try await receipt(request, context, dependencies) }
+        api.get("/users/:user_id/entitlements") { _, context in try await entitlements(context, dependencies) }
+        return router
+    }
+
+    static func receipt(
+        _ request: Request, _ context: GatewayRequestContext, _ dependencies: Dependencies
+    ) async throws -> Response {
+        let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
+        let submission: ReceiptSubmission
+        do {
+            submission = try ReceiptSubmission.parse(contentType: request.headers[.contentType], body: body)
+        } catch {
+            throw error.apiError
+        }
+        let answer = try await dependencies.orchestrator.submit(submission, requestID: context.requestID)
+        context.logger.info(
+            "receipt recorded",
+            metadata: [
+                "receipt.sha256": "\(answer.result.receiptSha256.prefix(16))",
+                "ledger.granted": "\(answer.outcome.granted.count)",
+                "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
+            ])
+        return json(ReceiptAnswerJSON.receipt(answer, transactionID: submission.transactionID))
+    }
+
+    static func entitlements(_ context: GatewayRequestContext, _ dependencies: Dependencies) async throws -> Response {
+        guard let user = context.parameters.get("user_id"), (1...128).contains(user.count),
+            !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw APIError.badRequest("user_id must be 1-128 printable characters") }
+        do {
+            let answer = try await dependencies.ledger.entitlements(
+                of: user, atMilliseconds: 0, requestID: context.requestID,
+                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 5_000)
+            return json(ReceiptAnswerJSON.entitlements(answer))
+        } catch let failure as ServiceFailure {
+            throw APIError(failure)
+        } catch {
+            throw APIError.unavailable
+        }
+    }
+
+    static func notification(
+        _ request: Request, _ context: GatewayRequestContext, _ dependencies: Dependencies
+    ) async throws -> Response {
+        let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
+        let notification = try NotificationV1Decoder.decode(
+            body, sharedSecret: dependencies.sharedSecret, bundleIDs: dependencies.bundleIDs,
+            receivedAt: ReceiptOrchestrator.nowMilliseconds())
+        do {
+            let outcome = try await dependencies.ledger.applyNotification(
+                notification, requestID: context.requestID,
+                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 10_000)
+            context.logger.info(
+                "notification stored",
+                metadata: [
+                    "notification.type": "\(notification.notificationType)", "notification.applied": "\(outcome.applied)",
+                ])
+            return json(["applied": outcome.applied])
+        } catch let failure as ServiceFailure {
+            throw APIError(failure)
+        } catch {
+            throw APIError.unavailable
+        }
+    }
+
+    /// The whole body, or 413 past the limit.
+    static func collect(_ request: Request, limit: Int) async throws -> [UInt8] {
+        do {
+            return Array(buffer: try await request.body.collect(upTo: limit))
+        } catch is NIOTooManyBytesError {
+            throw APIError.payloadTooLarge
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw APIError.payloadTooLarge
+        }
+    }
+
+    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,13 @@
+/// Why a receipt request could not be read. The message names the field and
+/// never echoes what the client sent (it may be a receipt).
+struct IntakeError: Error, Equatable {
+    enum Code: String { case badRequest = "bad_request", badReceiptEncoding = "bad_receipt_encoding" }
+
+    let code: Code
+    let message: String
+
+    static func badRequest(_ message: String) -> IntakeError { IntakeError(code: .badRequest, message: message) }
+    static func badEncoding(_ message: String) -> IntakeError { IntakeError(code: .badReceiptEncoding, message: message) }
+
+    var apiError: APIError { APIError(status: .badRequest, code: code.rawValue, message: message) }
+}

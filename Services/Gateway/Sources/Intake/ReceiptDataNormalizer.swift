@@ -1,0 +1,85 @@
+import Foundation
+
+/// Repairs the ways clients damage a base64 receipt on its way to us, then
+/// insists on strict, canonical base64 (spec: POST /v1/receipts):
+/// - percent-encoding (when the text holds `%XX` escapes: a receipt never holds `%`);
+/// - a `data:...;base64,` URL prefix;
+/// - `+` turned into a space by form decoding (a receipt never holds a space,
+///   so every space was a `+`);
+/// - line breaks and tabs (`NSDataBase64EncodingEndLineWithLineFeed`), removed;
+/// - base64url (`-`, `_`) and missing `=` padding.
+/// Works on UTF-8 bytes: receipts reach a megabyte.
+enum ReceiptDataNormalizer {
+    static func normalize(_ raw: String) throws(IntakeError) -> String {
+        var bytes = Array(raw.utf8)
+        if bytes.contains(UInt8(ascii: "%")) { bytes = try percentDecoded(bytes) }
+        bytes = withoutDataURLPrefix(bytes)
+        var cleaned: [UInt8] = []
+        cleaned.reserveCapacity(bytes.count + 3)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: " "): cleaned.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"), 0x0B, 0x0C: continue
+            case UInt8(ascii: "-"): cleaned.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): cleaned.append(UInt8(ascii: "/"))
+            default: cleaned.append(byte)
+            }
+        }
+        while cleaned.last == UInt8(ascii: "=") { cleaned.removeLast() }
+        guard !cleaned.isEmpty else { throw .badEncoding("receipt_data is empty") }
+        guard cleaned.allSatisfy(isBase64Alphabet) else {
+            throw .badEncoding("receipt_data is not base64")
+        }
+        guard cleaned.count % 4 != 1 else { throw .badEncoding("receipt_data has a truncated base64 length") }
+        cleaned += Array(repeating: UInt8(ascii: "="), count: (4 - cleaned.count % 4) % 4)
+        let text = String(decoding: cleaned, as: UTF8.self)
+        // Canonical: unused trailing bits are zero, so the receipt has exactly one spelling.
+        guard let decoded = Data(base64Encoded: text), decoded.base64EncodedString() == text else {
+            throw .badEncoding("receipt_data is not canonical base64")
+        }
+        return text
+    }
+
+    private static func isBase64Alphabet(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+            true
+        default: false
+        }
+    }
+
+    static func percentDecoded(_ bytes: [UInt8]) throws(IntakeError) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%") {
+                guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                else { throw .badEncoding("receipt_data has a broken percent escape") }
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(bytes[index])
+                index += 1
+            }
+        }
+        return output
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    private static func withoutDataURLPrefix(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.starts(with: Array("data:".utf8)), let comma = bytes.firstIndex(of: UInt8(ascii: ",")),
+            comma < 256
+        else { return bytes }
+        return Array(bytes[(comma + 1)...])
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// What a client asked in POST /v1/receipts, read from a JSON or form body and
+/// checked: a valid user id and a normalized receipt.
+struct ReceiptSubmission: Sendable, Equatable {
+    var userID: String
+    /// Canonical base64, after `ReceiptDataNormalizer`.
+    var receiptData: String
+    var transactionID: String?
+    var productID: String?
+    var excludeOldTransactions = false
+
+    static func parse(contentType: String?, body: [UInt8]) throws(IntakeError) -> ReceiptSubmission {
+        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let fields: Fields = mediaType == "application/x-www-form-urlencoded" ? try form(body) : try json(body)
+        guard let userID = fields.userID else { throw .badRequest("user_id is required") }
+        guard (1...128).contains(userID.count),
+            !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw .badRequest("user_id must be 1-128 printable characters") }
+        guard let receipt = fields.receiptData else { throw .badRequest("receipt_data is required") }
+        return ReceiptSubmission(
+            userID: userID, receiptData: try ReceiptDataNormalizer.normalize(receipt),
+            transactionID: fields.transactionID.flatMap { $0.isEmpty ? nil : $0 },
+            productID: fields.productID.flatMap { $0.isEmpty ? nil : $0 },
+            excludeOldTransactions: fields.excludeOldTransactions ?? false)
+    }
+
+    struct Fields: Decodable {
+        var userID: String?
+        var receiptData: String?
+        var transactionID: String?
+        var productID: String?
+        var excludeOldTransactions: Bool?
+
+        enum Keys: String, CodingKey {
+            case userID = "user_id", receiptData = "receipt_data", receiptDataAlias = "receipt-data"
+            case transactionID = "transaction_id", productID = "product_id"
+            case excludeOldTransactions = "exclude_old_transactions"
+        }
+
+        init(userID: String?, receiptData: String?, transactionID: String?, productID: String?, excludeOld: Bool?) {
+            self.userID = userID
+            self.receiptData = receiptData
+            self.transactionID = transactionID
+            self.productID = productID
+            self.excludeOldTransactions = excludeOld
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            userID = try container.decodeIfPresent(String.self, forKey: .userID)
+            let receipt = try container.decodeIfPresent(String.self, forKey: .receiptData)
+            let alias = try container.decodeIfPresent(String.self, forKey: .receiptDataAlias)
+            if let receipt, let alias, receipt != alias { throw Ambiguous() }
+            receiptData = receipt ?? alias
+            // Apple's ids are numeric strings; a client may send them as numbers.
+            if let number = try? container.decodeIfPresent(Int64.self, forKey: .transactionID) {
+                transactionID = String(number)
+            } else {
+                transactionID = try container.decodeIfPresent(String.self, forKey: .transactionID)
+            }
+            productID = try container.decodeIfPresent(String.self, forKey: .productID)
+            excludeOldTransactions = try container.decodeIfPresent(Bool.self, forKey: .excludeOldTransactions)
+        }
+
+        struct Ambiguous: Error {}
+    }
+
+    private static func json(_ body: [UInt8]) throws(IntakeError) -> Fields {
+        do {
+            return try JSONDecoder().decode(Fields.self, from: Data(body))
+        } catch is Fields.Ambiguous {
+            throw .badRequest("receipt_data and receipt-data differ")
+        } catch DecodingError.typeMismatch(_, let context) {
+            throw .badRequest("\(context.codingPath.last?.stringValue ?? "a field") has the wrong type")
+        } catch {
+            throw .badRequest("the body is not a JSON object")
+        }
+    }
+
+    private static func form(_ body: [UInt8]) throws(IntakeError) -> Fields {
+        let fields = try FormURLEncoded.parse(body)
+        if let receipt = fields["receipt_data"], let alias = fields["receipt-data"], receipt != alias {
+            throw .badRequest("receipt_data and receipt-data differ")
+        }
+        var exclude: Bool?
+        if let flag = fields["exclude_old_transactions"]?.lowercased() {
+            switch flag {
+            case "true", "1": exclude = true
+            case "false", "0", "": exclude = false
+            default: throw .badRequest("exclude_old_transactions must be true or false")
+            }
+        }
+        return Fields(
+            userID: fields["user_id"], receiptData: fields["receipt_data"] ?? fields["receipt-data"],
+            transactionID: fields["transaction_id"], productID: fields["product_id"], excludeOld: exclude)
+    }
+}

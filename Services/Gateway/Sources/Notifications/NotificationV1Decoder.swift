@@ -1,0 +1,69 @@
+import Contracts
+import Crypto
+import Foundation
+import StorekeeperCore
+import Verifier
+
+/// App Store Server Notifications version 1: a JSON body Apple POSTs with the
+/// shared secret as `password`, the type, the renewal status and the
+/// `unified_receipt` (a verifyReceipt answer). Turned into the ledger's
+/// `NotificationApply`; version 1 has no id, so the body's digest is its id
+/// (Apple redelivers the same bytes).
+enum NotificationV1Decoder {
+    static func decode(
+        _ bytes: [UInt8], sharedSecret: Secret?, bundleIDs: [String], receivedAt: Int64
+    ) throws(APIError) -> NotificationApply {
+        guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), body.object != nil else {
+            throw .badRequest("the notification is not a JSON object")
+        }
+        if body["signedPayload"] != nil {
+            throw APIError(
+                status: .unauthorized, code: "unauthorized",
+                message: "version 2 notifications (signedPayload) are not accepted yet")
+        }
+        guard let secret = sharedSecret, let password = body["password"]?.text,
+            APIKeyMiddleware.constantTimeEqual(
+                Array(SHA256.hash(data: Array(password.utf8))), Array(SHA256.hash(data: Array(secret.revealed.utf8))))
+        else { throw APIError(status: .unauthorized, code: "unauthorized", message: "the notification password is wrong") }
+        guard let type = body["notification_type"]?.text, !type.isEmpty else {
+            throw .badRequest("notification_type is missing")
+        }
+        let environment: AppleEnvironment = body["environment"]?.text?.lowercased() == "sandbox" ? .sandbox : .production
+        let bundleID = body["bid"]?.text ?? ""
+        if !bundleIDs.isEmpty, !bundleIDs.contains(bundleID) {
+            throw APIError(
+                status: .unprocessableContent, code: "bundle_mismatch", message: "the notification is for another app")
+        }
+        let receipt = Self.receipt(of: body, environment: environment)
+
+        var notification = NotificationApply()
+        notification.notificationID = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        notification.version = .v1
+        notification.notificationType = type
+        notification.environment = environment
+        notification.bundleID = bundleID
+        notification.transactions = receipt?.transactions ?? []
+        notification.pendingRenewals = receipt?.pendingRenewals ?? []
+        notification.latestReceipt = receipt?.latestReceipt ?? body["latest_receipt"]?.text ?? ""
+        notification.originalTransactionID =
+            body["original_transaction_id"]?.text ?? receipt?.pendingRenewals.first?.originalTransactionID
+            ?? receipt?.transactions.max { $0.purchaseDateMs < $1.purchaseDateMs }?.originalTransactionID ?? ""
+        if let status = body["auto_renew_status"]?.bool { notification.autoRenewStatus = status }
+        notification.autoRenewProductID = body["auto_renew_product_id"]?.text ?? ""
+        if let changed = body["auto_renew_status_change_date_ms"]?.int64 {
+            notification.autoRenewStatusChangeDateMs = changed
+            notification.signedDateMs = changed
+        }
+        notification.receivedAtMs = receivedAt
+        return notification
+    }
+
+    /// The transactions and renewal info: `unified_receipt` (a verifyReceipt
+    /// answer), or for older bodies the top-level `latest_receipt_info`.
+    private static func receipt(of body: JSONValue, environment: AppleEnvironment) -> VerifyResult? {
+        var source = body["unified_receipt"]?.object ?? body.object ?? [:]
+        if source["status"] == nil { source["status"] = .integer(0) }
+        guard let response = try? AppleResponse(json: .object(source)) else { return nil }
+        return ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: "")
+    }
+}

@@ -1,7 +1,0 @@
-import Testing
-
-@testable import Gateway
-
-@Test func gatewayExecutableName() {
-    #expect(GatewayApplication.executableName == "storekeeper-gateway")
-}

@@ -1,0 +1,88 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@testable import Gateway
+
+@Suite("POST /v1/notifications/apple, version 1")
+struct NotificationTests {
+    static func fixture(_ name: String) throws -> [UInt8] {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: "json"))
+        return Array(try Data(contentsOf: url))
+    }
+
+    /// A real body with its password set to `secret` (the fixtures are redacted).
+    static func body(_ name: String, password: String = "the-secret") throws -> [UInt8] {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(try fixture(name))) as? [String: Any])
+        object["password"] = password
+        return Array(try JSONSerialization.data(withJSONObject: object))
+    }
+
+    @Test func aRealRenewalStatusChangeIsDecoded() throws {
+        let notification = try NotificationV1Decoder.decode(
+            try Self.body("did-change-renewal-status-sandbox-2020"), sharedSecret: .init("the-secret"), bundleIDs: [],
+            receivedAt: 1)
+        #expect(notification.notificationType == "DID_CHANGE_RENEWAL_STATUS")
+        #expect(notification.environment == .sandbox)
+        #expect(notification.originalTransactionID == "1000000723811158")
+        #expect(notification.autoRenewStatus == false)
+        #expect(notification.signedDateMs == 1_606_293_002_000)
+        #expect(notification.transactions.count == 54)
+        #expect(notification.pendingRenewals.first?.autoRenewStatus == false)
+        #expect(notification.notificationID.count == 64)
+        #expect(!notification.latestReceipt.isEmpty)
+    }
+
+    @Test func aRealRefundCarriesItsCancellation() throws {
+        let notification = try NotificationV1Decoder.decode(
+            try Self.body("refund-consumable-prod-2020-redacted"), sharedSecret: .init("the-secret"), bundleIDs: [],
+            receivedAt: 1)
+        #expect(notification.notificationType == "REFUND")
+        #expect(notification.environment == .production)
+        #expect(notification.transactions.first?.cancellationDateMs == 1_595_916_053_000)
+    }
+
+    @Test func theNotificationIsPassedToTheLedgerOnlyWithTheRightPassword() async throws {
+        var harness = GatewayHarness()
+        harness.environment = ["STOREKEEPER_APPLE_SHARED_SECRET": "the-secret"]
+        try await harness.test { client in
+            for password in ["wrong", "the-secret-", ""] {
+                try await client.execute(
+                    uri: "/v1/notifications/apple", method: .post, headers: [.contentType: "application/json"],
+                    body: .init(bytes: try Self.body("did-renew-library-synthetic", password: password))
+                ) { response in
+                    #expect(response.status == .unauthorized)
+                    #expect(response.errorCode == "unauthorized")
+                }
+            }
+            try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, body: .init(bytes: try Self.body("did-renew-library-synthetic"))
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.json["applied"] as? Bool == true)
+            }
+            try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, body: jsonBody(["signedPayload": "eyJ.x.y"])
+            ) { response in
+                #expect(response.status == .unauthorized)
+                #expect((response.json["error"] as? [String: Any])?["message"] as? String == "version 2 notifications (signedPayload) are not accepted yet")
+            }
+        }
+        let stored = harness.ledger.state.withLock { $0.notifications }
+        #expect(stored.map(\.notificationType) == ["DID_RENEW"])
+        #expect(stored.first?.originalTransactionID == "100000000000000")
+    }
+
+    @Test func withoutASharedSecretNoNotificationIsAccepted() async throws {
+        let harness = GatewayHarness()
+        try await harness.test { client in
+            try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, body: .init(bytes: try Self.body("did-renew-library-synthetic"))
+            ) { response in
+                #expect(response.status == .unauthorized)
+            }
+        }
+    }
+}

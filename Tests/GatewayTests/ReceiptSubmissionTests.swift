@@ -1,0 +1,88 @@
+import Foundation
+import PropertyBased
+import Testing
+
+@testable import Gateway
+
+@Suite("POST /v1/receipts bodies: JSON and form")
+struct ReceiptSubmissionTests {
+    let receipt = ReceiptDataNormalizerTests.real
+
+    func parse(_ body: String, form: Bool = false) throws(IntakeError) -> ReceiptSubmission {
+        try ReceiptSubmission.parse(
+            contentType: form ? "application/x-www-form-urlencoded; charset=utf-8" : "application/json",
+            body: Array(body.utf8))
+    }
+
+    func code(_ body: String, form: Bool = false) -> IntakeError.Code? {
+        do {
+            _ = try parse(body, form: form)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func aFullJSONBody() throws {
+        let submission = try parse(
+            #"{"user_id":"u-42","receipt_data":"\#(receipt)","transaction_id":"1000000595277992","product_id":"p","exclude_old_transactions":true,"extra":1}"#)
+        #expect(submission == ReceiptSubmission(
+            userID: "u-42", receiptData: receipt, transactionID: "1000000595277992", productID: "p",
+            excludeOldTransactions: true))
+    }
+
+    @Test func theHyphenAliasAndANumericTransactionID() throws {
+        let submission = try parse(#"{"user_id":"u","receipt-data":"\#(receipt)","transaction_id":1000000595277992}"#)
+        #expect(submission.receiptData == receipt)
+        #expect(submission.transactionID == "1000000595277992")
+    }
+
+    @Test func aFormBodyWhereTheClientLeftPlusSignsRaw() throws {
+        // A sloppy client: + sent as is, which form decoding reads as a space.
+        let submission = try parse("user_id=u-1&receipt-data=\(receipt)&exclude_old_transactions=1", form: true)
+        #expect(submission.receiptData == receipt)
+        #expect(submission.excludeOldTransactions)
+    }
+
+    @Test func aFormBodyEncodedProperly() throws {
+        let encoded = receipt.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let submission = try parse("receipt_data=\(encoded)&user_id=u%2D1", form: true)
+        #expect(submission.receiptData == receipt)
+        #expect(submission.userID == "u-1")
+    }
+
+    @Test func anyReceiptThroughAnyFormClientComesBackIdentical() async {
+        await propertyCheck(count: 200, input: Gen.uint8(in: 0...255).array(of: 1...400), Gen.bool) { bytes, proper in
+            let canonical = Data(bytes).base64EncodedString()
+            let value = proper ? canonical.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! : canonical
+            let submission = try parse("user_id=u&receipt-data=\(value)", form: true)
+            #expect(submission.receiptData == canonical)
+        }
+    }
+
+    @Test(arguments: [
+        #"{"receipt_data":"QQ=="}"#, #"{"user_id":"u"}"#, #"{"user_id":"","receipt_data":"QQ=="}"#,
+        #"{"user_id":"\#(String(repeating: "x", count: 129))","receipt_data":"QQ=="}"#,
+        #"{"user_id":"a\u0007b","receipt_data":"QQ=="}"#, #"{"user_id":42,"receipt_data":"QQ=="}"#,
+        #"{"user_id":"u","receipt_data":"QQ==","exclude_old_transactions":"yes"}"#, #"{"user_id":"u","#, "[1,2]",
+        #"{"user_id":"u","receipt_data":"QQ==","receipt-data":"Qg=="}"#,
+    ])
+    func badJSONBodiesAreBadRequests(_ body: String) {
+        #expect(code(body) == .badRequest)
+    }
+
+    @Test(arguments: ["user_id=u&receipt_data=QQ%3", "user_id=u&user_id=v&receipt_data=QQ==", "receipt_data=QQ==",
+        "user_id=u&receipt_data=QQ==&exclude_old_transactions=maybe"])
+    func badFormBodiesAreBadRequests(_ body: String) {
+        #expect(code(body, form: true) == .badRequest)
+    }
+
+    @Test func aReceiptThatIsNotBase64IsBadReceiptEncoding() {
+        #expect(code(#"{"user_id":"u","receipt_data":"not base64 at all!"}"#) == .badReceiptEncoding)
+    }
+
+    @Test func theLongestUserIDIsAccepted() throws {
+        let user = String(repeating: "é", count: 128)
+        #expect(try parse(#"{"user_id":"\#(user)","receipt_data":"QQ=="}"#).userID == user)
+    }
+}
