@@ -82,6 +82,13 @@ public final class ReceiptVerifier: Sendable {
                     return .failure(.bundleMismatch(bundleID: result.bundleID))
                 }
                 result.receiptSha256 = digest
+                logger.info(
+                    "receipt verified",
+                    metadata: [
+                        "apple.environment": "\(environment == .sandbox ? "sandbox" : "production")",
+                        "apple.status": "\(result.appleStatus)", "apple.retries": "\(machine.retryCount)",
+                        "receipt.transactions": "\(result.transactions.count)",
+                    ])
                 return .success(result)
             case .fail(let failure):
                 metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
