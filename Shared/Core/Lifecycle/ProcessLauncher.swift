@@ -10,6 +10,8 @@ import ServiceLifecycle
 public enum ProcessLauncher {
     /// Exit status for a configuration error (sysexits.h EX_CONFIG).
     public static let configurationErrorStatus: Int32 = 78
+    /// How long a stopping process waits for in-flight work (longer than Apple's slowest answers).
+    public static let gracefulShutdownGrace: Duration = .seconds(30)
 
     /// Everything a service builder gets.
     public struct Context: Sendable {
@@ -43,11 +45,14 @@ public enum ProcessLauncher {
                 services.append(MetricsEndpoint(address: address, registry: registry, logger: logger))
             }
             services.insert(StartedAnnouncement(logger: logger, serviceCount: services.count), at: 0)
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: services.map { .init(service: $0) },
-                    gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: logger))
+            var groupConfiguration = ServiceGroupConfiguration(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger)
+            // In-flight work (an HTTP request waiting on Apple, a commit) gets this long
+            // after SIGTERM; then what is left is cancelled.
+            groupConfiguration.maximumGracefulShutdownDuration = gracefulShutdownGrace
+            let group = ServiceGroup(configuration: groupConfiguration)
             try await group.run()
             logger.info("stopped")
             exit(0)
