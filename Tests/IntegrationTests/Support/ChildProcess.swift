@@ -9,6 +9,7 @@ import Synchronization
 /// was seen crashing when tests start processes while other threads work.
 final class ChildProcess: Sendable {
     let pid: pid_t
+    let name: String
     private let output = OutputBuffer()
     private let exitStatus = Mutex<Int32?>(nil)
 
@@ -38,6 +39,7 @@ final class ChildProcess: Sendable {
             throw POSIXError(POSIXErrorCode(rawValue: result) ?? .ENOENT)
         }
         self.pid = pid
+        self.name = executable
         let output = self.output
         let reader = fds[0]
         // A plain thread drains the pipe until the child closes it (exits).
@@ -108,10 +110,20 @@ final class ChildProcess: Sendable {
     func stop(timeout: Duration = .seconds(30)) async -> Int32? {
         if let status = reap(blocking: false) { return status }
         signal(SIGTERM)
-        if let status = await waitForExit(timeout: timeout) { return status }
+        if let status = await waitForExit(timeout: timeout) {
+            if status != 0 { reportOutput(because: "exited with status \(status) on SIGTERM") }
+            return status
+        }
         signal(SIGKILL)
         _ = await waitForExit(timeout: .seconds(5))
+        reportOutput(because: "did not exit within \(timeout) of SIGTERM")
         return nil
+    }
+
+    /// Prints the end of what the child wrote, so that a failed stop can be diagnosed from CI's log.
+    private func reportOutput(because reason: String) {
+        let tail = captured.split(separator: "\n", omittingEmptySubsequences: false).suffix(40).joined(separator: "\n")
+        print("[\(name) \(reason); its last output:]\n\(tail)")
     }
 }
 
