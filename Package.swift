@@ -130,7 +130,9 @@ let package = Package(
         .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),
         .target(
             name: "StorekeeperCLI",
-            dependencies: serviceDependencies + [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: serviceDependencies + [
+                "LedgerClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Services/CLI/Sources",
             swiftSettings: strict
         ),

@@ -4,25 +4,58 @@ import Testing
 @testable import StorekeeperCore
 
 @Suite struct StackPlanTests {
+    private func plan(_ variables: [String: String], simulator: Bool, verifiers: Int = 2) throws -> StackPlan {
+        StackPlan(
+            configuration: try StorekeeperConfiguration(reader: EnvironmentReader(variables)), verifiers: verifiers,
+            withSimulator: simulator, demoSecret: "demo-secret")
+    }
+
     @Test func startsSimulatorFirstAndGatewayLastAndPointsVerifiersAtTheSimulator() throws {
-        let configuration = try StorekeeperConfiguration(
-            reader: EnvironmentReader(["STOREKEEPER_SIM_ADDR": "127.0.0.1:9555", "STOREKEEPER_HTTP_ADDR": "127.0.0.1:9556"]))
-        let plan = StackPlan(configuration: configuration, verifiers: 3, withSimulator: true)
+        let plan = try plan(
+            ["STOREKEEPER_SIM_ADDR": "127.0.0.1:9555", "STOREKEEPER_HTTP_ADDR": "127.0.0.1:9556"], simulator: true,
+            verifiers: 3)
         #expect(plan.members.map(\.name) == ["sim", "ledger", "verifier-1", "verifier-2", "verifier-3", "gateway"])
         for verifier in plan.members where verifier.executable == "storekeeper-verifier" {
             #expect(verifier.environment["STOREKEEPER_APPLE_PRODUCTION_URL"] == "http://127.0.0.1:9555/production/verifyReceipt")
             #expect(verifier.environment["STOREKEEPER_APPLE_SANDBOX_URL"] == "http://127.0.0.1:9555/sandbox/verifyReceipt")
         }
-        #expect(plan.gatewayAddress.port == 9556)
+        #expect(plan.gatewayURL == "http://127.0.0.1:9556")
+        #expect(plan.members[0].environment["STOREKEEPER_SIM_NOTIFICATION_URL"] == "http://127.0.0.1:9556/v1/notifications/apple")
+    }
+
+    @Test func withTheSimulatorAndNoSecretConfiguredTheDemoSecretIsSharedByThoseThatCheckIt() throws {
+        let plan = try plan([:], simulator: true)
+        let holders = plan.members.filter { $0.environment["STOREKEEPER_APPLE_SHARED_SECRET"] == "demo-secret" }
+        #expect(holders.map(\.name) == ["sim", "verifier-1", "verifier-2", "gateway"])
+    }
+
+    @Test func aConfiguredSecretAndNotificationURLAreLeftAlone() throws {
+        let plan = try plan(
+            ["STOREKEEPER_APPLE_SHARED_SECRET": "mine", "STOREKEEPER_SIM_NOTIFICATION_URL": "http://127.0.0.1:1/n"],
+            simulator: true)
+        #expect(plan.members.allSatisfy { $0.environment["STOREKEEPER_APPLE_SHARED_SECRET"] == nil })
+        #expect(plan.members[0].environment["STOREKEEPER_SIM_NOTIFICATION_URL"] == nil)
+    }
+
+    @Test func aWildcardListenAddressIsReachedOnLoopback() throws {
+        #expect(try plan(["STOREKEEPER_HTTP_ADDR": "0.0.0.0:8081"], simulator: false).gatewayURL == "http://127.0.0.1:8081")
     }
 
     @Test func withoutTheSimulatorTheVerifiersKeepTheConfiguredAppleURLs() throws {
-        let plan = StackPlan(
-            configuration: try StorekeeperConfiguration(reader: EnvironmentReader([:])), verifiers: 2,
-            withSimulator: false)
+        let plan = try plan([:], simulator: false)
         #expect(plan.members.map(\.executable) == [
             "storekeeper-ledger", "storekeeper-verifier", "storekeeper-verifier", "storekeeper-gateway",
         ])
         #expect(plan.members.allSatisfy { $0.environment.isEmpty })
+    }
+}
+
+@Suite struct RestartBackoffTests {
+    @Test func doublesForACrashLoopUpToTheLongestAndStartsOverAfterAStableRun() {
+        var backoff = RestartBackoff()
+        let quick = Duration.milliseconds(50)
+        let delays = (0..<8).map { _ in backoff.delay(afterRunningFor: quick) }
+        #expect(delays == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10)])
+        #expect(backoff.delay(afterRunningFor: RestartBackoff.stableAfter) == RestartBackoff.first)
     }
 }

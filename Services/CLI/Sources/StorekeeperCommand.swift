@@ -6,7 +6,10 @@ public struct StorekeeperCommand: AsyncParsableCommand {
         commandName: "storekeeper",
         abstract: "Operate a Storekeeper stack: Apple In-App Purchase verification and the ledger of what users own.",
         version: "0.1.0",
-        subcommands: [UpCommand.self, ConfigCommand.self, SimCommand.self])
+        subcommands: [
+            UpCommand.self, VerifyCommand.self, EntitlementsCommand.self, EventsCommand.self, SimCommand.self,
+            ConfigCommand.self,
+        ])
 
     public init() {}
 }

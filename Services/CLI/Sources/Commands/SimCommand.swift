@@ -6,8 +6,8 @@ import StorekeeperCore
 struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
-        abstract: "Mint purchases, refund, toggle auto-renew, move the clock and inject faults in storekeeper-sim.",
-        subcommands: [Purchase.self, Refund.self, AutoRenew.self, Clock.self, Faults.self])
+        abstract: "Buy, renew, cancel and refund in storekeeper-sim; move its clock; inject faults.",
+        subcommands: [Purchase.self, Renew.self, Cancel.self, Refund.self, AutoRenew.self, Clock.self, Faults.self])
 
     struct Target: ParsableArguments {
         @Option(help: "The simulator's base URL (default: http://STOREKEEPER_SIM_ADDR).")
@@ -23,18 +23,52 @@ struct SimCommand: AsyncParsableCommand {
     }
 
     struct Purchase: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "An Apple account buys a product; prints its receipt.")
+        static let configuration = CommandConfiguration(
+            abstract: "An Apple account buys a product; prints its receipt and ids.", aliases: ["buy"])
         @OptionGroup var target: Target
         @Option(help: "Product identifier.") var product: String
         @Option(help: "consumable, non_consumable or auto_renewable.") var type = "auto_renewable"
         @Option(help: "production or sandbox.") var environment = "sandbox"
         @Option(help: "The buyer's Apple account (receipts hold every purchase of it).") var account = "apple-account-1"
         @Option(help: "Subscription period: P1W, P1M, P2M, P3M, P6M, P1Y.") var period = "P1M"
+        @Option(help: "Also write the receipt (base64) to this file, for `storekeeper verify`.") var receiptFile: String?
+        @Flag(help: "Print the simulator's JSON answer as is.") var json = false
+
+        func run() async throws {
+            let answer = try await target.client.post(
+                "admin/purchases",
+                ["product_id": product, "type": type, "environment": environment, "account": account, "period": period])
+            let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any] ?? [:]
+            if let receiptFile, let receipt = object["receipt_data"] as? String {
+                try Data(receipt.utf8).write(to: URL(fileURLWithPath: receiptFile))
+            }
+            guard !json else { return print(answer) }
+            print("bought \(product) (\(environment)): transaction \(object["transaction_id"] as? String ?? "?"), original \(object["original_transaction_id"] as? String ?? "?")")
+            if let expires = object["expires_date_ms"] as? String { print("expires_date_ms \(expires)") }
+            print(receiptFile.map { "receipt written to \($0)" } ?? "receipt: \(object["receipt_data"] as? String ?? "")")
+        }
+    }
+
+    struct Renew: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move the clock to the end of a subscription's period: it renews now (DID_RENEW is sent).")
+        @OptionGroup var target: Target
+        @Argument(help: "The subscription's original transaction id.") var originalTransactionID: String
+
+        func run() async throws {
+            print(try await target.client.post("admin/renew", ["original_transaction_id": originalTransactionID]))
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The customer turns auto-renew off: the subscription ends with its period (DID_CHANGE_RENEWAL_STATUS).")
+        @OptionGroup var target: Target
+        @Argument(help: "The subscription's original transaction id.") var originalTransactionID: String
 
         func run() async throws {
             print(try await target.client.post(
-                "admin/purchases",
-                ["product_id": product, "type": type, "environment": environment, "account": account, "period": period]))
+                "admin/auto-renew", ["original_transaction_id": originalTransactionID, "enabled": false]))
         }
     }
 

@@ -36,7 +36,9 @@ struct UpCommand: AsyncParsableCommand {
         let directory = binDir.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let supervisor = StackSupervisor(
-            plan: StackPlan(configuration: configuration, verifiers: verifiers, withSimulator: sim),
+            plan: StackPlan(
+                configuration: configuration, verifiers: verifiers, withSimulator: sim,
+                demoSecret: (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()),
             binaryDirectory: directory, logger: logger)
         let group = ServiceGroup(
             configuration: .init(

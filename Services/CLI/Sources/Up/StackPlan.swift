@@ -4,7 +4,7 @@ import StorekeeperCore
 /// environment. Pure, so the plan is testable without starting anything.
 struct StackPlan: Equatable {
     struct Member: Equatable {
-        /// Shown in the supervisor's own lines, e.g. `verifier-2`.
+        /// Shown as the prefix of its output and in the supervisor's lines, e.g. `verifier-2`.
         let name: String
         /// The executable's product name.
         let executable: String
@@ -14,14 +14,29 @@ struct StackPlan: Equatable {
 
     /// Start order; stopped in reverse.
     let members: [Member]
-    /// What /readyz is polled on.
-    let gatewayAddress: SocketAddress
+    /// Where the gateway answers: the `ready` line and /readyz.
+    let gatewayURL: String
 
-    init(configuration: StorekeeperConfiguration, verifiers: Int, withSimulator: Bool) {
-        var members: [Member] = []
+    /// With the simulator, the stack must work end to end on the defaults: the
+    /// verifiers call the simulator, the simulator posts its notifications to
+    /// the gateway, and when no shared secret is configured all of them share
+    /// `demoSecret` (the simulator checks `password` as Apple does, and the
+    /// gateway checks it on notifications).
+    init(configuration: StorekeeperConfiguration, verifiers: Int, withSimulator: Bool, demoSecret: String) {
+        gatewayURL = GatewayTarget.localURL(of: configuration.gateway.httpAddress)
+        var shared: [String: String] = [:]
         var verifierEnvironment: [String: String] = [:]
+        var members: [Member] = []
         if withSimulator {
-            members.append(Member(name: "sim", executable: "storekeeper-sim", environment: [:]))
+            if configuration.apple.sharedSecret == nil {
+                shared[ConfigurationVariable.appleSharedSecret.rawValue] = demoSecret
+            }
+            var simulatorEnvironment = shared
+            if configuration.simulator.notificationURL == nil {
+                simulatorEnvironment[ConfigurationVariable.simulatorNotificationURL.rawValue] =
+                    gatewayURL + "/v1/notifications/apple"
+            }
+            members.append(Member(name: "sim", executable: "storekeeper-sim", environment: simulatorEnvironment))
             let base = "http://\(configuration.simulator.address)"
             verifierEnvironment[ConfigurationVariable.appleProductionURL.rawValue] = base + "/production/verifyReceipt"
             verifierEnvironment[ConfigurationVariable.appleSandboxURL.rawValue] = base + "/sandbox/verifyReceipt"
@@ -29,10 +44,11 @@ struct StackPlan: Equatable {
         members.append(Member(name: "ledger", executable: "storekeeper-ledger", environment: [:]))
         for index in 1...max(verifiers, 1) {
             members.append(
-                Member(name: "verifier-\(index)", executable: "storekeeper-verifier", environment: verifierEnvironment))
+                Member(
+                    name: "verifier-\(index)", executable: "storekeeper-verifier",
+                    environment: shared.merging(verifierEnvironment) { $1 }))
         }
-        members.append(Member(name: "gateway", executable: "storekeeper-gateway", environment: [:]))
+        members.append(Member(name: "gateway", executable: "storekeeper-gateway", environment: shared))
         self.members = members
-        self.gatewayAddress = configuration.gateway.httpAddress
     }
 }

@@ -62,6 +62,20 @@ enum SimRouter {
             await notifier.deliver(notifications)
             return json(["now_ms": simulator.now, "renewals": notifications.filter { $0.type == "DID_RENEW" }.count])
         }
+        router.post("/admin/renew") { request, context in
+            let renewal = try await request.decode(as: RenewRequest.self, context: context)
+            do {
+                let (notifications, expires) = try simulator.renewNow(originalTransactionID: renewal.originalTransactionID)
+                await notifier.deliver(notifications)
+                return json([
+                    "original_transaction_id": renewal.originalTransactionID,
+                    "renewals": notifications.filter { $0.type == "DID_RENEW" }.count,
+                    "expires_date_ms": String(expires), "now_ms": simulator.now,
+                ])
+            } catch {
+                throw HTTPError(.notFound, message: "unknown subscription")
+            }
+        }
         router.post("/admin/faults/:environment") { request, context in
             let name = context.parameters.get("environment") ?? ""
             guard let environment = PurchaseRequest.Environment(rawValue: name) else {
@@ -118,6 +132,11 @@ struct AutoRenewRequest: Decodable {
     var originalTransactionID: String
     var enabled: Bool
     enum CodingKeys: String, CodingKey { case originalTransactionID = "original_transaction_id", enabled }
+}
+
+struct RenewRequest: Decodable {
+    var originalTransactionID: String
+    enum CodingKeys: String, CodingKey { case originalTransactionID = "original_transaction_id" }
 }
 
 struct ClockRequest: Decodable {

@@ -70,6 +70,17 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// Moves the clock to the end of the subscription's current period, so
+    /// that it renews now (if auto-renew is on); what that caused, and the new expiry.
+    func renewNow(originalTransactionID: String) throws(SimStore.Failure) -> (notifications: [SimNotification], expiresMs: Int64) {
+        try state.withLock { state throws(SimStore.Failure) in
+            let expires = try state.store.currentExpiry(of: originalTransactionID)
+            state.clockOffsetMs = max(state.clockOffsetMs, expires - wallClock())
+            let notifications = state.store.renewDue(now: wallClock() + state.clockOffsetMs)
+            return (notifications, try state.store.currentExpiry(of: originalTransactionID))
+        }
+    }
+
     func setFaults(_ plan: FaultPlan, for environment: AppleEnvironment) {
         state.withLock { $0.faults[environment] = plan }
     }

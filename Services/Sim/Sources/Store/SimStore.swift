@@ -114,6 +114,15 @@ struct SimStore: Sendable {
             environment: subscription.environment)
     }
 
+    /// When the subscription's current period ends.
+    func currentExpiry(of originalTransactionID: String) throws(Failure) -> Int64 {
+        guard let subscription = subscriptions[originalTransactionID] else { throw .unknownSubscription }
+        guard let lastID = subscription.transactionIDs.last, let expires = transactions[lastID]?.expiresMs else {
+            throw .unknownSubscription
+        }
+        return expires
+    }
+
     /// Renews every subscription whose period ended by `now` while auto-renew
     /// was on; sandbox stops after five renewals, as Apple's does.
     mutating func renewDue(now: Int64) -> [SimNotification] {

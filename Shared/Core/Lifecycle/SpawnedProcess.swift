@@ -1,0 +1,123 @@
+import Foundation
+import Synchronization
+
+/// A child process started with posix_spawn, its standard output and error
+/// on one pipe handed to `onOutput` as they arrive.
+///
+/// posix_spawn rather than Foundation's Process: `Process.run()` was seen
+/// crashing when processes are started while other threads work, and a
+/// supervisor restarts children from concurrent tasks.
+public final class SpawnedProcess: Sendable {
+    public let pid: pid_t
+    private let exitStatus = Mutex<Int32?>(nil)
+    private let outputDrained = DrainedFlag()
+
+    /// Starts `path` with exactly `environment` (the caller decides what is inherited).
+    /// `onOutput` runs on a reader thread, once per chunk read, until the child closes the pipe.
+    /// With `ownProcessGroup` the terminal's Ctrl-C reaches only the parent, which then stops
+    /// its children in its own order.
+    public init(
+        path: String, arguments: [String] = [], environment: [String: String], ownProcessGroup: Bool = false,
+        onOutput: @escaping @Sendable (Data) -> Void
+    ) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0)=\($1)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        close(fds[1])
+        guard result == 0 else {
+            close(fds[0])
+            throw POSIXError(POSIXErrorCode(rawValue: result) ?? .ENOENT)
+        }
+        self.pid = pid
+        let reader = fds[0]
+        let drained = outputDrained
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(reader, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                onOutput(Data(buffer[0..<count]))
+            }
+            close(reader)
+            drained.set()
+        }
+    }
+
+    deinit {
+        if isRunning { kill(pid, SIGKILL) }
+        _ = reap(blocking: true)
+    }
+
+    public var isRunning: Bool { reap(blocking: false) == nil }
+
+    /// The exit status once the child has ended (128+N when signal N ended it), else nil.
+    public var status: Int32? { reap(blocking: false) }
+
+    public func signal(_ signal: Int32) {
+        if isRunning { kill(pid, signal) }
+    }
+
+    /// Waits, up to `timeout`, for the child to exit and its output to be read; its status, or nil.
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = reap(blocking: false) {
+                // The pipe may still hold the last lines (a grandchild can keep it open: bounded).
+                for _ in 0..<50 where !outputDrained.isSet {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                return status
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return reap(blocking: false)
+    }
+
+    /// SIGTERM, then SIGKILL when it has not exited within `grace`; the status of the graceful
+    /// stop, or nil when it had to be killed.
+    public func stop(grace: Duration) async -> Int32? {
+        if let status = reap(blocking: false) { return status }
+        signal(SIGTERM)
+        if let status = await waitForExit(timeout: grace) { return status }
+        signal(SIGKILL)
+        _ = await waitForExit(timeout: .seconds(5))
+        return nil
+    }
+
+    private func reap(blocking: Bool) -> Int32? {
+        exitStatus.withLock { known in
+            if let known { return known }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, blocking ? 0 : WNOHANG) == pid else { return nil }
+            let low = status & 0x7f
+            known = low == 0 ? (status >> 8) & 0xff : 128 + low
+            return known
+        }
+    }
+}
+
+/// Set by the reader thread once the child's output pipe is closed.
+private final class DrainedFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
