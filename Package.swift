@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // MARK: C layers
@@ -162,7 +163,9 @@ let package = Package(
             path: "Tests/CurlHTTPTests",
             swiftSettings: strict
         ),
-        .testTarget(name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore"], path: "Tests/CLITests", swiftSettings: strict),
+        .testTarget(
+            name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", .product(name: "Yams", package: "Yams")],
+            path: "Tests/CLITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierTests", dependencies: ["Verifier", "Contracts", "CurlHTTP", "StorekeeperCore"],
             path: "Tests/VerifierTests",

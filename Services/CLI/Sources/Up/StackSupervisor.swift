@@ -58,10 +58,22 @@ struct StackSupervisor: Service {
         }
     }
 
-    /// Newest first: the gateway stops taking requests before what it relies on goes.
+    /// In reverse start order, one kind at a time (the gateway stops taking
+    /// requests before what it relies on goes), the members of a kind (the
+    /// verifiers) together.
     private static func stop(_ children: [SupervisedChild], grace: Duration) async {
-        for child in children.reversed() {
-            await child.stop(grace: grace)
+        var kinds: [[SupervisedChild]] = []
+        for child in children {
+            if kinds.last?.last?.member.executable == child.member.executable {
+                kinds[kinds.count - 1].append(child)
+            } else {
+                kinds.append([child])
+            }
+        }
+        for kind in kinds.reversed() {
+            await withDiscardingTaskGroup { group in
+                for child in kind { group.addTask { await child.stop(grace: grace) } }
+            }
         }
     }
 
