@@ -41,26 +41,7 @@ final class GatewayProcess: Sendable {
     @discardableResult
     func stop() async -> Int32? { await process.stop() }
 
-    struct Answer {
-        var status: Int
-        var json: [String: Any]
-        var headers: [String: String]
-    }
-
-    func call(_ method: String, _ path: String, json body: [String: Any]? = nil, requestID: String? = nil) async throws -> Answer {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        if let requestID { request.setValue(requestID, forHTTPHeaderField: "X-Request-Id") }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as? HTTPURLResponse
-        var headers: [String: String] = [:]
-        for (key, value) in http?.allHeaderFields ?? [:] { headers["\(key)".lowercased()] = "\(value)" }
-        return Answer(
-            status: http?.statusCode ?? 0, json: (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:],
-            headers: headers)
+    func call(_ method: String, _ path: String, json body: [String: Any]? = nil, requestID: String? = nil) async throws -> HTTPAnswer {
+        try await HTTPAnswer.call(method, base + path, json: body, requestID: requestID)
     }
 }

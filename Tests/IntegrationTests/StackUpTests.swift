@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The whole system as a person runs it: `storekeeper up --sim` starting
+/// simulator, ledger, verifiers and gateway, driven with the `storekeeper`
+/// CLI (sim, verify, events tail, entitlements) and plain HTTP.
+@Suite("storekeeper up, end to end", .serialized)
+struct StackUpTests {
+    @Test func buyVerifyRenewThreeTimesRefundAndWatchEveryEvent() async throws {
+        try await UpStack.run { stack in
+            let tail = try stack.startCLI("events", "tail")
+            defer { tail.signal(SIGKILL) }
+            let receiptFile = stack.dataDirectory + "-receipt.txt"
+            defer { try? FileManager.default.removeItem(atPath: receiptFile) }
+
+            let bought = await stack.cli(
+                "sim", "buy", "--product", "com.example.pro.monthly", "--type", "auto_renewable", "--receipt-file",
+                receiptFile, "--json")
+            #expect(bought.status == 0, "\(bought.output)")
+            let original = try #require(UpStack.json(bought.output)["original_transaction_id"] as? String)
+
+            let verified = await stack.cli("verify", receiptFile, "--user", "u-e2e", "--json")
+            #expect(verified.status == 0, "\(verified.output)")
+            let granted = UpStack.json(verified.output)["granted"] as? [[String: Any]] ?? []
+            #expect(granted.map { $0["transaction_id"] as? String } == [original])
+            let again = await stack.cli("verify", receiptFile, "--user", "u-e2e", "--json")
+            #expect(UpStack.json(again.output)["already_granted"] as? [String] == [original])
+
+            for _ in 0..<3 {
+                let renewed = await stack.cli("sim", "renew", original)
+                #expect(UpStack.json(renewed.output)["renewals"] as? Int == 1, "\(renewed.output)")
+            }
+            // One grant for the purchase, then a grant and a renewal per renewal.
+            var events = try await Self.waitForEvents(tail, count: 7)
+            #expect(events.map(\.topic) == ["transaction.granted"] + Array(repeating: ["transaction.granted", "subscription.renewed"], count: 3).flatMap { $0 })
+            let notified = stack.up.captured.split(separator: "\n").filter {
+                $0.hasPrefix("gateway ") && $0.contains("notification stored") && $0.contains("notification.type=DID_RENEW")
+            }
+            #expect(notified.count == 3)
+
+            let latest = try #require(events.last { $0.topic == "transaction.granted" }?.transactionID)
+            let refunded = await stack.cli("sim", "refund", latest)
+            #expect(refunded.status == 0, "\(refunded.output)")
+            events = try await Self.waitForEvents(tail, count: 8)
+            #expect(events.contains { $0.topic == "transaction.revoked" && $0.transactionID == latest })
+
+            let entitlements = await stack.cli("entitlements", "u-e2e", "--json")
+            let subscription = (UpStack.json(entitlements.output)["entitlements"] as? [[String: Any]])?.first
+            #expect(subscription?["original_transaction_id"] as? String == original)
+            #expect(subscription?["state"] as? String == "revoked")
+            #expect(subscription?["active"] as? Bool == false)
+
+            // Every event once, in order, all about this user.
+            #expect(events.map(\.seq) == Array(1...UInt64(events.count)))
+            #expect(events.allSatisfy { $0.userID == "u-e2e" })
+            let human = await stack.cli("entitlements", "u-e2e")
+            #expect(human.output.contains("com.example.pro.monthly  revoked"), "\(human.output)")
+        }
+    }
+
+    @Test func aVerifierKilledUnderSteadyLoadIsRestartedAndClientsSeeOnlyRetryableErrors() async throws {
+        try await UpStack.run { stack in
+            // Apple takes 100-300 ms here, so requests are in flight when the verifier dies.
+            let faults = await stack.cli("sim", "faults", "production", "--latency-min", "100", "--latency-max", "300")
+            #expect(faults.status == 0, "\(faults.output)")
+            var minted: [String] = []
+            for index in 0..<120 {
+                let purchase = try await HTTPAnswer.call(
+                    "POST", stack.simulator + "/admin/purchases",
+                    json: ["account": "load-\(index)", "product_id": "com.example.gems", "type": "consumable", "environment": "production"])
+                minted.append(try #require(purchase.json["receipt_data"] as? String))
+            }
+            let receipts = minted
+            let victim = try #require(stack.pid(of: "verifier-1"))
+            let load = LoadRecord()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<8 {
+                    group.addTask {
+                        while let index = load.take(below: receipts.count) {
+                            let answer = try await HTTPAnswer.call(
+                                "POST", stack.gateway + "/v1/receipts",
+                                json: ["user_id": "user-\(client)", "receipt_data": receipts[index]])
+                            load.record(index, LoadOutcome(answer))
+                        }
+                    }
+                }
+                group.addTask {
+                    while load.answered < 20 { try await Task.sleep(for: .milliseconds(10)) }
+                    kill(victim, SIGKILL)
+                }
+                try await group.waitForAll()
+            }
+            let answers = load.answers
+            #expect(answers.count == receipts.count)
+            for (index, answer) in answers {
+                #expect(answer.status == 200 || (answer.status == 503 && answer.retryable), "receipt \(index): \(answer.status) \(answer.body)")
+            }
+            // What was answered retryable is retried, as a client would; then every receipt is granted exactly once.
+            var grants = answers.values.map(\.granted).reduce(0, +)
+            for (index, answer) in answers where answer.status != 200 {
+                for _ in 0..<10 {
+                    let retry = try await HTTPAnswer.call(
+                        "POST", stack.gateway + "/v1/receipts", json: ["user_id": "retry", "receipt_data": receipts[index]])
+                    if retry.status == 200 {
+                        grants += LoadOutcome(retry).granted
+                        break
+                    }
+                    try await Task.sleep(for: .seconds(1))
+                }
+            }
+            #expect(grants == receipts.count)
+
+            // The supervisor noticed and started a new verifier-1.
+            for _ in 0..<300 where stack.pid(of: "verifier-1") == victim {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(stack.pid(of: "verifier-1") != victim)
+            #expect(stack.up.captured.contains("exited; restarting"))
+            print("verifier kill under load: \(answers.count) requests, \(answers.values.filter { $0.status == 503 }.count) answered 503 (retryable)")
+        }
+    }
+
+    /// Waits (bounded) until `events tail` has printed `count` events; them, parsed.
+    static func waitForEvents(_ tail: ChildProcess, count: Int) async throws -> [TailedEvent] {
+        for _ in 0..<600 {
+            let events = tail.captured.split(separator: "\n").compactMap { TailedEvent(line: String($0)) }
+            if events.count >= count { return events }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw EventsMissing(output: tail.captured)
+    }
+
+    struct EventsMissing: Error { let output: String }
+}
+
+/// One line of `storekeeper events tail`.
+struct TailedEvent {
+    let seq: UInt64
+    let topic: String
+    let userID: String
+    let transactionID: String?
+
+    init?(line: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let seq = (object["seq"] as? NSNumber)?.uint64Value, let topic = object["topic"] as? String
+        else { return nil }
+        self.seq = seq
+        self.topic = topic
+        self.userID = object["user_id"] as? String ?? ""
+        let grant = (object["transaction_granted"] as? [String: Any])?["grant"] as? [String: Any]
+        let revoked = object["transaction_revoked"] as? [String: Any]
+        self.transactionID = (grant ?? revoked)?["transaction_id"] as? String
+    }
+}
+
+/// What the load test keeps of one answer.
+struct LoadOutcome: Sendable {
+    let status: Int
+    let retryable: Bool
+    let granted: Int
+    let body: String
+
+    init(_ answer: HTTPAnswer) {
+        status = answer.status
+        retryable = (answer.json["error"] as? [String: Any])?["retryable"] as? Bool == true
+        granted = (answer.json["granted"] as? [Any])?.count ?? 0
+        body = "\(answer.json)"
+    }
+}
+
+/// The shared state of the load clients: the next receipt to send and every answer.
+final class LoadRecord: Sendable {
+    private let state = Mutex((next: 0, answers: [Int: LoadOutcome]()))
+
+    func take(below count: Int) -> Int? {
+        state.withLock { state in
+            guard state.next < count else { return nil }
+            defer { state.next += 1 }
+            return state.next
+        }
+    }
+
+    func record(_ index: Int, _ answer: LoadOutcome) { state.withLock { $0.answers[index] = answer } }
+    var answered: Int { state.withLock { $0.answers.count } }
+    var answers: [Int: LoadOutcome] { state.withLock { $0.answers } }
+}

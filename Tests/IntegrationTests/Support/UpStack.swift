@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// `storekeeper up --sim` as a real process tree on free loopback ports, and
+/// the `storekeeper` CLI run against it as a person would run it.
+final class UpStack: Sendable {
+    let up: ChildProcess
+    let environment: [String: String]
+    let gateway: String
+    let simulator: String
+    let dataDirectory: String
+
+    struct NotReady: Error, CustomStringConvertible {
+        let output: String
+        var description: String { "storekeeper up did not become ready:\n\(output)" }
+    }
+
+    init(verifiers: Int = 2) async throws {
+        let httpPort = try freeLoopbackPort()
+        let simPort = try freeLoopbackPort()
+        dataDirectory = NSTemporaryDirectory() + "storekeeper-up-\(UUID().uuidString)"
+        var environment = [
+            "STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(httpPort)", "STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)",
+            "STOREKEEPER_DATA_DIR": dataDirectory, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+        ]
+        for variable in ["EVENTS", "VERIFIER", "LEDGER", "REPLAY", "REFRESH"] {
+            environment["STOREKEEPER_\(variable)_ENDPOINT"] = "tcp://127.0.0.1:\(try freeLoopbackPort())"
+        }
+        self.environment = environment
+        gateway = "http://127.0.0.1:\(httpPort)"
+        simulator = "http://127.0.0.1:\(simPort)"
+        up = try ChildProcess("storekeeper", arguments: ["up", "--sim", "--verifiers", "\(verifiers)"], environment: environment)
+        guard await up.waitForOutput(containing: "storekeeper ready: \(gateway)/", timeout: .seconds(120)) else {
+            await up.stop()
+            throw NotReady(output: up.captured)
+        }
+    }
+
+    /// Runs the stack's body, then stops the stack and checks that it ended
+    /// cleanly with none of its children left running.
+    static func run(verifiers: Int = 2, _ body: (UpStack) async throws -> Void) async throws {
+        let stack = try await UpStack(verifiers: verifiers)
+        do {
+            try await body(stack)
+        } catch {
+            Issue.record("\(error)")
+        }
+        let pids = stack.childPIDs()
+        #expect(await stack.up.stop() == 0)
+        #expect(pids.count >= verifiers + 3)
+        for pid in pids { #expect(kill(pid, 0) != 0, "child \(pid) outlived storekeeper up") }
+        try? FileManager.default.removeItem(atPath: stack.dataDirectory)
+    }
+
+    /// Every pid the supervisor reported starting (restarts included).
+    func childPIDs() -> [pid_t] {
+        captured(matching: #"(?:started|restarted) member=\S+ pid=(\d+)"#).compactMap { pid_t($0) }
+    }
+
+    /// The pid `member` (e.g. `verifier-1`) runs as now.
+    func pid(of member: String) -> pid_t? {
+        captured(matching: #"(?:started|restarted) member=\#(member) pid=(\d+)"#).last.flatMap { pid_t($0) }
+    }
+
+    /// The first group of `pattern` in each line of the supervisor's output that matches it.
+    private func captured(matching pattern: String) -> [String] {
+        guard let regex = try? Regex(pattern) else { return [] }
+        return up.captured.split(separator: "\n").compactMap { line in
+            (try? regex.firstMatch(in: String(line)))?.output[1].substring.map(String.init)
+        }
+    }
+
+    /// Runs `storekeeper ARGS` against this stack to its end: its exit status and output.
+    func cli(_ arguments: String...) async -> (status: Int32?, output: String) {
+        guard let child = try? ChildProcess("storekeeper", arguments: arguments, environment: environment) else {
+            return (nil, "could not start storekeeper")
+        }
+        let status = await child.waitForExit(timeout: .seconds(120))
+        if status == nil { await child.stop() }
+        return (status, child.captured)
+    }
+
+    /// Starts `storekeeper ARGS` and leaves it running (the caller stops it).
+    func startCLI(_ arguments: String...) throws -> ChildProcess {
+        try ChildProcess("storekeeper", arguments: arguments, environment: environment)
+    }
+
+    /// The JSON object of a CLI's `--json` output.
+    static func json(_ output: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]) ?? [:]
+    }
+}
