@@ -65,7 +65,7 @@ import Testing
         let target = ["--sim-url", simulator.base]
         do {
             let purchase = try await cli(
-                ["purchase", "--product", "com.example.pro.monthly", "--type", "auto_renewable", "--environment", "sandbox"]
+                ["purchase", "--product", "com.example.pro.monthly", "--type", "auto_renewable", "--environment", "sandbox", "--json"]
                     + target)
             let originalID = try #require(purchase["original_transaction_id"] as? String)
             #expect((purchase["receipt_data"] as? String)?.isEmpty == false)
