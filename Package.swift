@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "storekeeper", targets: ["CLIMain"]),
         .executable(name: "storekeeper-bench-verifier", targets: ["VerifierBenchmark"]),
         .executable(name: "storekeeper-bench-ledger", targets: ["LedgerBenchmark"]),
+        .executable(name: "storekeeper-bench-stack", targets: ["StackBenchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -140,7 +141,17 @@ let package = Package(
         .executableTarget(name: "CLIMain", dependencies: ["StorekeeperCLI"], path: "Services/CLI/Main", swiftSettings: strict),
 
         // MARK: Benchmarks (print figures; never part of the test run)
-        .target(name: "BenchmarkSupport", path: "Benchmarks/Support", swiftSettings: strict),
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Support", swiftSettings: strict),
+        .executableTarget(
+            name: "StackBenchmark",
+            dependencies: ["BenchmarkSupport", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
             dependencies: ["BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],

@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The whole system as a person runs it: `storekeeper up --sim` starting
 /// simulator, ledger, verifiers and gateway, driven with the `storekeeper`
 /// CLI (sim, verify, events tail, entitlements) and plain HTTP.
@@ -56,6 +60,10 @@ struct StackUpTests {
             #expect(events.allSatisfy { $0.userID == "u-e2e" })
             let human = await stack.cli("entitlements", "u-e2e")
             #expect(human.output.contains("com.example.pro.monthly  revoked"), "\(human.output)")
+
+            let (metrics, _) = try await URLSession.shared.data(from: URL(string: stack.gateway + "/metrics")!)
+            let exposition = String(decoding: metrics, as: UTF8.self)
+            #expect(exposition.contains("hb_requests") && exposition.contains("/v1/receipts"), "\(exposition.prefix(2_000))")
         }
     }
 

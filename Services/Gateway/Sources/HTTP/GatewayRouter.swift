@@ -28,6 +28,8 @@ struct GatewayRouter {
     static func make(_ dependencies: Dependencies) -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
+        // Requests, durations and errors per route and status (Hummingbird's hb_* metrics).
+        router.add(middleware: MetricsMiddleware())
         router.get("/healthz") { _, _ in json(["status": "ok"]) }
         router.get("/readyz") { _, _ in
             let readiness = await dependencies.readiness()

@@ -1,0 +1,98 @@
+// The real stack for the benchmark: simulator, ledger, verifiers and gateway
+// as separate processes on free loopback ports, with their metrics reachable.
+import BenchmarkSupport
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct BenchStack {
+    static let secret = "bench-shared-secret"
+    let members: [(name: String, process: Process)]
+    let gatewayPort: Int
+    let simPort: Int
+    let verifierMetrics: [String]
+    let dataDirectory: String
+
+    static func start(binDir: String, verifiers: Int) async throws -> BenchStack {
+        let ports = freePorts(8 + verifiers)
+        let (gatewayPort, simPort) = (ports[0], ports[1])
+        let endpoints = [
+            "STOREKEEPER_VERIFIER_ENDPOINT": "tcp://127.0.0.1:\(ports[2])",
+            "STOREKEEPER_LEDGER_ENDPOINT": "tcp://127.0.0.1:\(ports[3])",
+            "STOREKEEPER_EVENTS_ENDPOINT": "tcp://127.0.0.1:\(ports[4])",
+            "STOREKEEPER_REPLAY_ENDPOINT": "tcp://127.0.0.1:\(ports[5])",
+            "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(ports[6])",
+        ]
+        let sim = "http://127.0.0.1:\(simPort)"
+        let common = endpoints.merging([
+            "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+        ]) { $1 }
+        let dataDirectory = NSTemporaryDirectory() + "storekeeper-bench-\(UUID().uuidString)"
+        var members: [(String, Process)] = []
+        members.append(("sim", try BenchmarkSupport.start(
+            "storekeeper-sim", common.merging(["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"]) { $1 }, binDir: binDir)))
+        members.append(("ledger", try BenchmarkSupport.start(
+            "storekeeper-ledger", common.merging(["STOREKEEPER_DATA_DIR": dataDirectory]) { $1 }, binDir: binDir)))
+        var verifierMetrics: [String] = []
+        for index in 0..<verifiers {
+            let metricsPort = ports[8 + index]
+            verifierMetrics.append("http://127.0.0.1:\(metricsPort)/metrics")
+            members.append(("verifier-\(index + 1)", try BenchmarkSupport.start(
+                "storekeeper-verifier",
+                common.merging([
+                    "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
+                    "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt",
+                    "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)",
+                ]) { $1 }, binDir: binDir)))
+        }
+        members.append(("gateway", try BenchmarkSupport.start(
+            "storekeeper-gateway",
+            common.merging(["STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(gatewayPort)", "STOREKEEPER_RATE_LIMIT_PER_MINUTE": "0"]) { $1 },
+            binDir: binDir)))
+        let stack = BenchStack(
+            members: members, gatewayPort: gatewayPort, simPort: simPort, verifierMetrics: verifierMetrics,
+            dataDirectory: dataDirectory)
+        for _ in 0..<300 {
+            if let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(gatewayPort)/readyz")!),
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
+                // Every verifier announced itself, not just the first.
+                try await Task.sleep(for: .seconds(1))
+                return stack
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        stack.stop()
+        throw NotReady()
+    }
+
+    struct NotReady: Error {}
+
+    func stop() {
+        for (_, process) in members.reversed() where process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    /// Peak resident memory of each member so far (VmHWM), in KiB.
+    func peakKiB() -> [(name: String, kib: Int)] {
+        members.map { ($0.name, peakResidentKiB($0.process.processIdentifier)) }
+    }
+
+    /// A counter or a histogram's `_count` summed over every verifier (every label set).
+    func verifierTotal(_ metric: String) async -> Double {
+        var total = 0.0
+        for url in verifierMetrics {
+            guard let (data, _) = try? await URLSession.shared.data(from: URL(string: url)!) else { continue }
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+                let name = line.prefix { $0 != "{" && $0 != " " }
+                if name == metric, let value = line.split(separator: " ").last.flatMap({ Double($0) }) { total += value }
+            }
+        }
+        return total
+    }
+}

@@ -1,0 +1,116 @@
+// A small HTTP/1.1 load generator on SwiftNIO: keep-alive connections, one
+// request at a time on each, as many connections as requests in flight. Cheap
+// enough per request that it is not what a benchmark measures (compare its
+// figures against the simulator alone: the ceiling).
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+public struct HTTPExchangeResult: Sendable {
+    public let status: Int
+    public let body: ByteBuffer
+}
+
+public final class HTTPLoadClient: Sendable {
+    private let group: MultiThreadedEventLoopGroup
+    private let host: String
+    private let port: Int
+    private let idle = Mutex<[any Channel]>([])
+
+    public init(host: String, port: Int, threads: Int = 1) {
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        self.host = host
+        self.port = port
+    }
+
+    /// Sends one request on an idle keep-alive connection (or a new one) and waits for the whole answer.
+    public func send(_ method: HTTPMethod, _ path: String, json body: ByteBuffer) async throws -> HTTPExchangeResult {
+        let channel = try await connection()
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+        head.headers.add(name: "Host", value: "\(host):\(port)")
+        head.headers.add(name: "Content-Type", value: "application/json")
+        head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
+        let promise = channel.eventLoop.makePromise(of: HTTPExchangeResult.self)
+        channel.writeAndFlush(Exchange(head: head, body: body, promise: promise), promise: nil)
+        let result = try await promise.futureResult.get()
+        if channel.isActive { idle.withLock { $0.append(channel) } }
+        return result
+    }
+
+    public func shutdown() async {
+        let channels = idle.withLock { channels in
+            defer { channels = [] }
+            return channels
+        }
+        for channel in channels { try? await channel.close() }
+        try? await group.shutdownGracefully()
+    }
+
+    private func connection() async throws -> any Channel {
+        if let channel = idle.withLock({ $0.popLast() }) { return channel }
+        return try await ClientBootstrap(group: group)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
+                }
+            }
+            .connect(host: host, port: port).get()
+    }
+}
+
+/// One request and where its answer goes.
+struct Exchange: Sendable {
+    let head: HTTPRequestHead
+    let body: ByteBuffer
+    let promise: EventLoopPromise<HTTPExchangeResult>
+}
+
+/// Writes an `Exchange` as HTTP parts and completes its promise with the answer.
+/// Lives on its channel's event loop only.
+final class ExchangeHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = Exchange
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private var pending: EventLoopPromise<HTTPExchangeResult>?
+    private var status = 0
+    private var body = ByteBuffer()
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let exchange = unwrapOutboundIn(data)
+        pending = exchange.promise
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
+        context.write(wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            body.clear()
+        case .body(var bytes):
+            body.writeBuffer(&bytes)
+        case .end:
+            let promise = pending
+            pending = nil
+            promise?.succeed(HTTPExchangeResult(status: status, body: body))
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        pending?.fail(error)
+        pending = nil
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pending?.fail(ChannelError.ioOnClosedChannel)
+        pending = nil
+        context.fireChannelInactive()
+    }
+}
