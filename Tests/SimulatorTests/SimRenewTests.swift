@@ -18,3 +18,11 @@ import Testing
         #expect(throws: SimStore.Failure.unknownSubscription) { try simulator.renewNow(originalTransactionID: "nope") }
     }
 }
+
+@Suite struct SimDateTests {
+    @Test func datesAreWrittenAsApplesGMTStrings() {
+        #expect(SimVerifyResponder.gmt(1_700_000_000_000) == "2023-11-14 22:13:20 Etc/GMT")
+        #expect(SimVerifyResponder.gmt(946_684_799_000) == "1999-12-31 23:59:59 Etc/GMT")
+        #expect(SimVerifyResponder.gmt(0) == "1970-01-01 00:00:00 Etc/GMT")
+    }
+}
