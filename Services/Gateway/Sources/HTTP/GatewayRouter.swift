@@ -67,7 +67,7 @@ struct GatewayRouter {
                 "ledger.granted": "\(answer.outcome.granted.count)",
                 "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
             ])
-        return json(ReceiptAnswerJSON.receipt(answer, transactionID: submission.transactionID))
+        return try encoded(ReceiptAnswerJSON.receipt(answer, transactionID: submission.transactionID))
     }
 
     static func entitlements(_ context: GatewayRequestContext, _ dependencies: Dependencies) async throws -> Response {
@@ -78,7 +78,7 @@ struct GatewayRouter {
             let answer = try await dependencies.ledger.entitlements(
                 of: user, atMilliseconds: 0, requestID: context.requestID,
                 deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 5_000)
-            return json(ReceiptAnswerJSON.entitlements(answer))
+            return try encoded(ReceiptAnswerJSON.entitlements(answer))
         } catch let failure as ServiceFailure {
             throw APIError(failure)
         } catch {
@@ -119,6 +119,12 @@ struct GatewayRouter {
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw APIError.payloadTooLarge
         }
+    }
+
+    /// An answer of the contract's JSON (ReceiptAnswerJSON).
+    static func encoded(_ value: some Encodable) throws -> Response {
+        let data = try JSONEncoder().encode(value)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// Keys unsorted: sorting them (locale-aware) cost more than the rest of the serialization.

@@ -1,50 +1,104 @@
 import Contracts
 import Foundation
 
-/// The contract's JSON for receipts and entitlements (snake_case, times in ms).
+/// The contract's JSON for receipts and entitlements (snake_case, times in
+/// ms), as Encodable values: JSONEncoder writes them directly, where
+/// `[String: Any]` through JSONSerialization bridged every value to
+/// Foundation objects first (the gateway's largest cost under load).
 enum ReceiptAnswerJSON {
-    static func receipt(_ answer: ReceiptOrchestrator.Answer, transactionID: String?) -> [String: Any] {
+    struct Receipt: Encodable {
+        let userID: String
+        let environment: String
+        let bundleID: String
+        let appleStatus: Int
+        let transaction: TransactionFound?
+        let granted: [GrantJSON]
+        let alreadyGranted: [String]
+        let revoked: [Revoked]
+        let entitlements: [EntitlementJSON]
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", environment, bundleID = "bundle_id", appleStatus = "apple_status", transaction
+            case granted, alreadyGranted = "already_granted", revoked, entitlements
+        }
+    }
+
+    struct TransactionFound: Encodable {
+        let transactionID: String
+        let found: Bool
+        enum CodingKeys: String, CodingKey { case transactionID = "transaction_id", found }
+    }
+
+    struct Revoked: Encodable {
+        let transactionID: String
+        let cancellationDateMs: Int64
+        enum CodingKeys: String, CodingKey { case transactionID = "transaction_id", cancellationDateMs = "cancellation_date_ms" }
+    }
+
+    struct GrantJSON: Encodable {
+        let grant: Grant
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id", originalTransactionID = "original_transaction_id"
+            case productID = "product_id", quantity, purchaseDateMs = "purchase_date_ms", expiresDateMs = "expires_date_ms"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(grant.transactionID, forKey: .transactionID)
+            try container.encode(grant.originalTransactionID, forKey: .originalTransactionID)
+            try container.encode(grant.productID, forKey: .productID)
+            try container.encode(Int(grant.quantity), forKey: .quantity)
+            try container.encode(grant.purchaseDateMs, forKey: .purchaseDateMs)
+            if grant.hasExpiresDateMs { try container.encode(grant.expiresDateMs, forKey: .expiresDateMs) }
+        }
+    }
+
+    struct EntitlementJSON: Encodable {
+        let entitlement: Entitlement
+
+        enum CodingKeys: String, CodingKey {
+            case productID = "product_id", originalTransactionID = "original_transaction_id", environment
+            case expiresDateMs = "expires_date_ms", active, autoRenew = "auto_renew", state
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(entitlement.productID, forKey: .productID)
+            try container.encode(entitlement.originalTransactionID, forKey: .originalTransactionID)
+            try container.encode(ReceiptAnswerJSON.environment(entitlement.environment), forKey: .environment)
+            // Always present: null when the purchase has no expiry.
+            if entitlement.hasExpiresDateMs {
+                try container.encode(entitlement.expiresDateMs, forKey: .expiresDateMs)
+            } else {
+                try container.encodeNil(forKey: .expiresDateMs)
+            }
+            try container.encode(entitlement.active, forKey: .active)
+            try container.encode(entitlement.autoRenew, forKey: .autoRenew)
+            try container.encode(ReceiptAnswerJSON.state(entitlement.state), forKey: .state)
+        }
+    }
+
+    struct Entitlements: Encodable {
+        let userID: String
+        let entitlements: [EntitlementJSON]
+        enum CodingKeys: String, CodingKey { case userID = "user_id", entitlements }
+    }
+
+    static func receipt(_ answer: ReceiptOrchestrator.Answer, transactionID: String?) -> Receipt {
         let result = answer.result
         let outcome = answer.outcome
-        var body: [String: Any] = [
-            "user_id": outcome.userID,
-            "environment": environment(result.environment),
-            "bundle_id": result.bundleID,
-            "apple_status": Int(result.appleStatus),
-            "granted": outcome.granted.map(grant),
-            "already_granted": outcome.alreadyGranted,
-            "revoked": outcome.revoked.map {
-                ["transaction_id": $0.transactionID, "cancellation_date_ms": $0.cancellationDateMs] as [String: Any]
-            },
-            "entitlements": outcome.entitlements.map(entitlement),
-        ]
-        if let transactionID, let found = answer.transactionFound {
-            body["transaction"] = ["transaction_id": transactionID, "found": found] as [String: Any]
-        }
-        return body
+        return Receipt(
+            userID: outcome.userID, environment: environment(result.environment), bundleID: result.bundleID,
+            appleStatus: Int(result.appleStatus),
+            transaction: transactionID.flatMap { id in answer.transactionFound.map { TransactionFound(transactionID: id, found: $0) } },
+            granted: outcome.granted.map(GrantJSON.init), alreadyGranted: outcome.alreadyGranted,
+            revoked: outcome.revoked.map { Revoked(transactionID: $0.transactionID, cancellationDateMs: $0.cancellationDateMs) },
+            entitlements: outcome.entitlements.map(EntitlementJSON.init))
     }
 
-    static func entitlements(_ answer: EntitlementsAnswer) -> [String: Any] {
-        ["user_id": answer.userID, "entitlements": answer.entitlements.map(entitlement)]
-    }
-
-    static func grant(_ grant: Grant) -> [String: Any] {
-        var json: [String: Any] = [
-            "transaction_id": grant.transactionID, "original_transaction_id": grant.originalTransactionID,
-            "product_id": grant.productID, "quantity": Int(grant.quantity), "purchase_date_ms": grant.purchaseDateMs,
-        ]
-        if grant.hasExpiresDateMs { json["expires_date_ms"] = grant.expiresDateMs }
-        return json
-    }
-
-    static func entitlement(_ entitlement: Entitlement) -> [String: Any] {
-        var json: [String: Any] = [
-            "product_id": entitlement.productID, "original_transaction_id": entitlement.originalTransactionID,
-            "environment": environment(entitlement.environment), "active": entitlement.active,
-            "auto_renew": entitlement.autoRenew, "state": state(entitlement.state),
-        ]
-        json["expires_date_ms"] = entitlement.hasExpiresDateMs ? entitlement.expiresDateMs : NSNull()
-        return json
+    static func entitlements(_ answer: EntitlementsAnswer) -> Entitlements {
+        Entitlements(userID: answer.userID, entitlements: answer.entitlements.map(EntitlementJSON.init))
     }
 
     static func environment(_ environment: AppleEnvironment) -> String {
