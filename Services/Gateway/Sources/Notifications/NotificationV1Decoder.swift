@@ -13,7 +13,7 @@ enum NotificationV1Decoder {
     static func decode(
         _ bytes: [UInt8], sharedSecret: Secret?, bundleIDs: [String], receivedAt: Int64
     ) throws(APIError) -> NotificationApply {
-        guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), body.object != nil else {
+        guard let body = try? JSONValueParser.parse(bytes), body.object != nil else {
             throw .badRequest("the notification is not a JSON object")
         }
         if body["signedPayload"] != nil {

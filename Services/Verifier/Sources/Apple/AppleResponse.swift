@@ -17,7 +17,7 @@ public struct AppleResponse: Sendable {
     }
 
     public init(body bytes: [UInt8]) throws(Unreadable) {
-        guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else { throw Unreadable() }
+        guard let body = try? JSONValueParser.parse(bytes) else { throw Unreadable() }
         try self.init(json: body)
     }
 

@@ -1,0 +1,207 @@
+/// Reads JSON text (RFC 8259) into a `JSONValue` in one pass over the bytes.
+///
+/// Why not JSONDecoder: decoding the recursive `JSONValue` through Decodable
+/// tries each case in turn and builds an error per miss; profiling the stack
+/// under load put that at 44 % of a verifier's CPU. This reads each value once.
+/// Hostile input is bounded: nesting deeper than `maximumDepth` is refused
+/// (no stack exhaustion), and the answer's size is capped before it gets here.
+public struct JSONValueParser {
+    public struct Invalid: Error, Equatable {
+        public let offset: Int
+    }
+
+    public static let maximumDepth = 128
+
+    private let bytes: [UInt8]
+    private var index = 0
+
+    public static func parse(_ bytes: [UInt8]) throws(Invalid) -> JSONValue {
+        var parser = JSONValueParser(bytes: bytes)
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw Invalid(offset: parser.index) }
+        return value
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private var invalid: Invalid { Invalid(offset: index) }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    }
+
+    private mutating func value(depth: Int) throws(Invalid) -> JSONValue {
+        guard depth < Self.maximumDepth else { throw invalid }
+        skipWhitespace()
+        guard index < bytes.count else { throw invalid }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        default: return try number()
+        }
+    }
+
+    private mutating func literal(_ text: StaticString, _ value: JSONValue) throws(Invalid) -> JSONValue {
+        let count = text.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw invalid }
+        for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { throw invalid }
+        index += count
+        return value
+    }
+
+    private mutating func object(depth: Int) throws(Invalid) -> JSONValue {
+        index += 1  // {
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw invalid }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid }
+            index += 1
+            members[key] = try value(depth: depth + 1)
+            skipWhitespace()
+            guard index < bytes.count else { throw invalid }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            } else {
+                throw invalid
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) throws(Invalid) -> JSONValue {
+        index += 1  // [
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            elements.append(try value(depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw invalid }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            } else {
+                throw invalid
+            }
+        }
+    }
+
+    private mutating func string() throws(Invalid) -> String {
+        index += 1  // opening quote
+        let start = index
+        // The common case, no escapes: one copy of the bytes.
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+            guard bytes[index] >= 0x20 else { throw invalid }
+            index += 1
+        }
+        guard index < bytes.count else { throw invalid }
+        var utf8 = Array(bytes[start..<index])
+        while bytes[index] == UInt8(ascii: "\\") {
+            index += 1
+            guard index < bytes.count else { throw invalid }
+            switch bytes[index] {
+            case UInt8(ascii: "\""): utf8.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): utf8.append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "/"): utf8.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "b"): utf8.append(0x08)
+            case UInt8(ascii: "f"): utf8.append(0x0C)
+            case UInt8(ascii: "n"): utf8.append(0x0A)
+            case UInt8(ascii: "r"): utf8.append(0x0D)
+            case UInt8(ascii: "t"): utf8.append(0x09)
+            case UInt8(ascii: "u"): utf8 += try unicodeEscape()
+            default: throw invalid
+            }
+            index += 1
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+                guard bytes[index] >= 0x20 else { throw invalid }
+                utf8.append(bytes[index])
+                index += 1
+            }
+            guard index < bytes.count else { throw invalid }
+        }
+        index += 1  // closing quote
+        return String(decoding: utf8, as: UTF8.self)
+    }
+
+    /// `\uXXXX` (index on the `u`), a surrogate pair as one scalar; its UTF-8. Leaves index on the last hex digit.
+    private mutating func unicodeEscape() throws(Invalid) -> [UInt8] {
+        var scalar = try hex4()
+        if (0xD800..<0xDC00).contains(scalar), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "\\"),
+            bytes[index + 2] == UInt8(ascii: "u")
+        {
+            index += 2
+            let low = try hex4()
+            guard (0xDC00..<0xE000).contains(low) else { throw invalid }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        }
+        return Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
+    }
+
+    private mutating func hex4() throws(Invalid) -> UInt32 {
+        guard index + 4 < bytes.count else { throw invalid }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            index += 1
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw invalid
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// `-? int frac? exp?`: an integer when it has neither and fits Int64, else a double.
+    private mutating func number() throws(Invalid) -> JSONValue {
+        let start = index
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let integerStart = index
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        let integerDigits = index - integerStart
+        guard integerDigits > 0, !(integerDigits > 1 && bytes[integerStart] == UInt8(ascii: "0")) else { throw invalid }
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            let fractionStart = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > fractionStart else { throw invalid }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let exponentStart = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > exponentStart else { throw invalid }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        guard let double = Double(text) else { throw invalid }
+        return .double(double)
+    }
+}

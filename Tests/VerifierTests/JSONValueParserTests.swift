@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+@testable import Verifier
+
+@Suite struct JSONValueParserTests {
+    static let fixtures = [
+        "latest-receipt-info-sandbox-5min-renewals", "status0-ios6-autorenew-legacy",
+        "status0-ios6-masked-int-auto-renew-status", "status0-ios7-autorenew-42-inapp-anonymized",
+        "status0-ios7-numbers-as-ints", "status0-ios7-production-2014",
+        "status0-sandbox-5min-renewals-no-otid-in-pending", "status0-sandbox-upgrade-pair-revenuecat", "status21002",
+        "status21006-ios6-expired-autorenew",
+    ]
+
+    @Test(arguments: fixtures)
+    func readsEveryRealAnswerAsJSONDecoderDoes(_ name: String) throws {
+        let bytes = try Fixture.bytes(name)
+        let expected = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        #expect(try JSONValueParser.parse(bytes) == expected)
+    }
+
+    @Test func stringsNumbersAndEscapes() throws {
+        let text = #"{"a": "x\"y\\z\/\n\t\u00e9\ud83d\ude00", "b": -12, "c": 1.5e3, "d": [true, false, null], "e": {}, "f": [], "g": 9223372036854775808}"#
+        let value = try JSONValueParser.parse(Array(text.utf8))
+        #expect(value["a"] == .string("x\"y\\z/\n\té😀"))
+        #expect(value["b"] == .integer(-12))
+        #expect(value["c"] == .double(1500))
+        #expect(value["d"] == .array([.bool(true), .bool(false), .null]))
+        #expect(value["e"] == .object([:]))
+        #expect(value["f"] == .array([]))
+        #expect(value["g"] == .double(9_223_372_036_854_775_808))
+    }
+
+    @Test(arguments: [
+        "", "{", "{\"a\":}", "{\"a\" 1}", "[1,]", "[1 2]", "01", "1.", "1e", "-", "\"open", "tru", "nul",
+        "{\"a\":1}x", "\"\\x\"", "\"\\u12\"", "\"tab\there\"", "{1:2}",
+    ])
+    func refusesWhatIsNotJSON(_ text: String) {
+        #expect(throws: JSONValueParser.Invalid.self) { try JSONValueParser.parse(Array(text.utf8)) }
+    }
+
+    @Test func deepNestingIsRefusedNotACrash() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: JSONValueParser.Invalid.self) { try JSONValueParser.parse(Array(deep.utf8)) }
+        let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect((try? JSONValueParser.parse(Array(fine.utf8))) != nil)
+    }
+}
