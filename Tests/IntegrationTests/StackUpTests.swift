@@ -11,8 +11,16 @@ import FoundationNetworking
 /// CLI (sim, verify, events tail, entitlements) and plain HTTP.
 @Suite("storekeeper up, end to end", .serialized)
 struct StackUpTests {
+    /// Secrets of this run: no log line of any service may hold them, nor a receipt.
+    static let secret = "e2e-shared-secret-7f3a9c"
+    static let apiKey = "sk-e2e-0123456789abcdef"
+
     @Test func buyVerifyRenewThreeTimesRefundAndWatchEveryEvent() async throws {
-        try await UpStack.run { stack in
+        let environment = [
+            "STOREKEEPER_APPLE_SHARED_SECRET": Self.secret, "STOREKEEPER_API_KEYS": Self.apiKey,
+            "STOREKEEPER_LOG_LEVEL": "debug",
+        ]
+        try await UpStack.run(environment: environment) { stack in
             let tail = try stack.startCLI("events", "tail")
             defer { tail.signal(SIGKILL) }
             let receiptFile = stack.dataDirectory + "-receipt.txt"
@@ -64,6 +72,16 @@ struct StackUpTests {
             let (metrics, _) = try await URLSession.shared.data(from: URL(string: stack.gateway + "/metrics")!)
             let exposition = String(decoding: metrics, as: UTF8.self)
             #expect(exposition.contains("hb_requests") && exposition.contains("/v1/receipts"), "\(exposition.prefix(2_000))")
+
+            // The CLI used the key from STOREKEEPER_API_KEYS; without it the API refuses.
+            let anonymous = try await HTTPAnswer.call("GET", stack.gateway + "/v1/users/u-e2e/entitlements")
+            #expect(anonymous.status == 401)
+            let receipt = try String(contentsOfFile: receiptFile, encoding: .utf8)
+            let log = stack.up.captured
+            #expect(log.contains("receipt recorded"), "the log must be the run's, at debug")
+            for secret in [Self.secret, Self.apiKey, receipt, String(receipt.prefix(40))] {
+                #expect(!log.contains(secret), "a log line holds a secret or a receipt")
+            }
         }
     }
 

@@ -15,7 +15,7 @@ final class UpStack: Sendable {
         var description: String { "storekeeper up did not become ready:\n\(output)" }
     }
 
-    init(verifiers: Int = 2) async throws {
+    init(verifiers: Int = 2, environment extra: [String: String] = [:]) async throws {
         let httpPort = try freeLoopbackPort()
         let simPort = try freeLoopbackPort()
         dataDirectory = NSTemporaryDirectory() + "storekeeper-up-\(UUID().uuidString)"
@@ -26,6 +26,7 @@ final class UpStack: Sendable {
         for variable in ["EVENTS", "VERIFIER", "LEDGER", "REPLAY", "REFRESH"] {
             environment["STOREKEEPER_\(variable)_ENDPOINT"] = "tcp://127.0.0.1:\(try freeLoopbackPort())"
         }
+        environment.merge(extra) { $1 }
         self.environment = environment
         gateway = "http://127.0.0.1:\(httpPort)"
         simulator = "http://127.0.0.1:\(simPort)"
@@ -38,8 +39,10 @@ final class UpStack: Sendable {
 
     /// Runs the stack's body, then stops the stack and checks that it ended
     /// cleanly with none of its children left running.
-    static func run(verifiers: Int = 2, _ body: (UpStack) async throws -> Void) async throws {
-        let stack = try await UpStack(verifiers: verifiers)
+    static func run(
+        verifiers: Int = 2, environment: [String: String] = [:], _ body: (UpStack) async throws -> Void
+    ) async throws {
+        let stack = try await UpStack(verifiers: verifiers, environment: environment)
         do {
             try await body(stack)
         } catch {
