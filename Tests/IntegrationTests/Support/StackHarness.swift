@@ -15,12 +15,14 @@ struct StackHarness {
     let verifiers: [ChildProcess]
     let verifierMetrics: [String]
 
-    static func run(verifierCount: Int = 2, _ body: (StackHarness) async throws -> Void) async throws {
+    static func run(
+        verifierCount: Int = 2, bindingPolicy: String = "transfer", _ body: (StackHarness) async throws -> Void
+    ) async throws {
         let gatewayPort = try GatewayProcess.reservePort()
         let simulator = try await SimulatorProcess(extraEnvironment: [
             "STOREKEEPER_SIM_NOTIFICATION_URL": "http://127.0.0.1:\(gatewayPort)/v1/notifications/apple"
         ])
-        let ledger = try await LedgerProcess(extraEnvironment: ["STOREKEEPER_REFRESH_PER_MINUTE": "0"])
+        let ledger = try await LedgerProcess(policy: bindingPolicy, extraEnvironment: ["STOREKEEPER_REFRESH_PER_MINUTE": "0"])
         let gateway = try await GatewayProcess(port: gatewayPort, ledger: ledger)
         var verifiers: [ChildProcess] = []
         var metrics: [String] = []
