@@ -77,7 +77,12 @@ final class LedgerProcess: @unchecked Sendable {
 
     /// Every retained event, through the replay endpoint, oldest first.
     func replayAll(_ context: ZMQContext) async throws -> [LedgerEvent] {
-        let replay = EnvelopeClient(context: context, endpoint: replayEndpoint, logger: Logger(label: "test-replay"))
+        try await Self.replayAll(from: replayEndpoint, context)
+    }
+
+    /// Every retained event of the ledger replaying at `endpoint`, oldest first.
+    static func replayAll(from endpoint: String, _ context: ZMQContext) async throws -> [LedgerEvent] {
+        let replay = EnvelopeClient(context: context, endpoint: endpoint, logger: Logger(label: "test-replay"))
         let runner = Task { try await replay.run() }
         defer { runner.cancel() }
         var events: [LedgerEvent] = []

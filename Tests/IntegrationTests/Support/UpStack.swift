@@ -60,6 +60,9 @@ final class UpStack: Sendable {
         captured(matching: #"(?:started|restarted) member=\S+ pid=(\d+)"#).compactMap { pid_t($0) }
     }
 
+    /// How many children the supervisor restarted.
+    var restarts: Int { captured(matching: #"restarted member=(\S+)"#).count }
+
     /// The pid `member` (e.g. `verifier-1`) runs as now.
     func pid(of member: String) -> pid_t? {
         captured(matching: #"(?:started|restarted) member=\#(member) pid=(\d+)"#).last.flatMap { pid_t($0) }
