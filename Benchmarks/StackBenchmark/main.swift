@@ -58,88 +58,97 @@ func row(_ name: String, _ summary: LoadSummary, extra: String = "") -> String {
 
 let options = Options()
 let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers)
-let simulator = HTTPLoadClient(host: "127.0.0.1", port: stack.simPort)
-let gateway = HTTPLoadClient(host: "127.0.0.1", port: stack.gatewayPort)
-func setLatency(_ low: Int, _ high: Int) async throws {
-    for environment in ["production", "sandbox"] {
-        _ = try await simulator.send(
-            .POST, "/admin/faults/\(environment)", json: try Workload.json(["latency_min_ms": low, "latency_max_ms": high]))
+do {
+    let simulator = HTTPLoadClient(host: "127.0.0.1", port: stack.simPort)
+    let gateway = HTTPLoadClient(host: "127.0.0.1", port: stack.gatewayPort)
+    @Sendable func setLatency(_ low: Int, _ high: Int) async throws {
+        for environment in ["production", "sandbox"] {
+            _ = try await simulator.send(
+                .POST, "/admin/faults/\(environment)", json: try Workload.json(["latency_min_ms": low, "latency_max_ms": high]))
+        }
     }
-}
-func post(_ body: ByteBuffer) async -> String {
-    outcome(of: await attempt { try await gateway.send(.POST, "/v1/receipts", json: body) })
-}
-
-var lines: [String] = []
-print("minting receipts in the simulator ...")
-let openCount = options.skipOpenLoop ? 0 : Int(options.rate * options.seconds)
-let minted = try await Workload.mint(options.requests + 2 * openCount + 1, prefix: "bench", simulator: simulator)
-let closedBodies = try Workload.receiptBodies(Array(minted[0..<options.requests]))
-
-// Ceiling: the same generator, the same receipts, straight to the simulator (production consumables).
-let ceilingBodies = try minted[0..<options.requests].enumerated().filter { $0.offset % 10 != 9 }.map {
-    try Workload.json(["receipt-data": $0.element, "password": BenchStack.secret])
-}
-let ceiling = try await ClosedLoop.run(count: ceilingBodies.count, concurrency: options.concurrency) { index in
-    outcome(of: await attempt { try await simulator.send(.POST, "/production/verifyReceipt", json: ceilingBodies[index]) })
-}
-lines.append(row("ceiling: simulator alone", ceiling))
-
-// (a)
-let appleBefore = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count")
-let closed = try await ClosedLoop.run(count: closedBodies.count, concurrency: options.concurrency) { index in
-    await post(closedBodies[index])
-}
-let appleCallsA = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count") - appleBefore
-lines.append(row("(a) closed loop, \(options.concurrency) in flight", closed,
-    extra: "\(fixed(100 * closed.perSecond / ceiling.perSecond, 0)) % of ceiling; \(Int(appleCallsA)) Apple calls"))
-
-// (d) a burst of identical receipts while Apple takes a second.
-try await setLatency(1_000, 1_000)
-let burstBody = try Workload.json(["user_id": "burst-user", "receipt_data": minted[minted.count - 1]])
-let appleBeforeBurst = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count")
-let coalescedBefore = await stack.verifierTotal("storekeeper_verifier_coalesced_total")
-let grants = SharedCounter()
-let burst = try await ClosedLoop.run(count: 1_000, concurrency: 1_000) { _ in
-    let result = await attempt { try await gateway.send(.POST, "/v1/receipts", json: burstBody) }
-    if case .success(let answer) = result,
-        let object = try? JSONSerialization.jsonObject(with: Data(answer.body.readableBytesView)) as? [String: Any]
-    {
-        grants.increment(by: (object["granted"] as? [Any])?.count ?? 0)
+    @Sendable func post(_ body: ByteBuffer) async -> String {
+        outcome(of: await attempt { try await gateway.send(.POST, "/v1/receipts", json: body) })
     }
-    return outcome(of: result)
+
+    var lines: [String] = []
+    print("minting receipts in the simulator ...")
+    let openCount = options.skipOpenLoop ? 0 : Int(options.rate * options.seconds)
+    let minted = try await Workload.mint(options.requests + 2 * openCount + 1, prefix: "bench", simulator: simulator)
+    let closedBodies = try Workload.receiptBodies(Array(minted[0..<options.requests]))
+
+    // Ceiling: the same generator, the same receipts, straight to the simulator (production consumables).
+    let ceilingBodies = try minted[0..<options.requests].enumerated().filter { $0.offset % 10 != 9 }.map {
+        try Workload.json(["receipt-data": $0.element, "password": BenchStack.secret])
+    }
+    let ceiling = try await ClosedLoop.run(count: ceilingBodies.count, concurrency: options.concurrency) { index in
+        outcome(of: await attempt { try await simulator.send(.POST, "/production/verifyReceipt", json: ceilingBodies[index]) })
+    }
+    lines.append(row("ceiling: simulator alone", ceiling))
+
+    // (a)
+    let appleBefore = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count")
+    let closed = try await ClosedLoop.run(count: closedBodies.count, concurrency: options.concurrency) { index in
+        await post(closedBodies[index])
+    }
+    let appleCallsA = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count") - appleBefore
+    lines.append(row("(a) closed loop, \(options.concurrency) in flight", closed,
+        extra: "\(fixed(100 * closed.perSecond / ceiling.perSecond, 0)) % of ceiling; \(Int(appleCallsA)) Apple calls"))
+
+    // (d) a burst of identical receipts while Apple takes a second.
+    try await setLatency(1_000, 1_000)
+    let burstBody = try Workload.json(["user_id": "burst-user", "receipt_data": minted[minted.count - 1]])
+    let appleBeforeBurst = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count")
+    let coalescedBefore = await stack.verifierTotal("storekeeper_verifier_coalesced_total")
+    let grants = SharedCounter()
+    let burst = try await ClosedLoop.run(count: 1_000, concurrency: 1_000) { _ in
+        let result = await attempt { try await gateway.send(.POST, "/v1/receipts", json: burstBody) }
+        if case .success(let answer) = result,
+            let object = try? JSONSerialization.jsonObject(with: Data(answer.body.readableBytesView)) as? [String: Any]
+        {
+            grants.increment(by: (object["granted"] as? [Any])?.count ?? 0)
+        }
+        return outcome(of: result)
+    }
+    let burstCalls = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count") - appleBeforeBurst
+    let burstCoalesced = await stack.verifierTotal("storekeeper_verifier_coalesced_total") - coalescedBefore
+    lines.append(row("(d) burst: 1,000 identical at once", burst,
+        extra: "\(Int(burstCalls)) Apple calls, \(Int(burstCoalesced)) coalesced, granted \(grants.current) time(s)"))
+
+    // (b)
+    if openCount > 0 {
+        let offset = options.requests
+        let jittered = try Workload.receiptBodies(Array(minted[offset..<offset + openCount]))
+        try await setLatency(2_000, 4_000)
+        let sustained = await OpenLoop.run(count: openCount, rate: options.rate) { await post(jittered[$0]) }
+        lines.append(row("(b) \(Int(options.rate))/s open loop, Apple 3 s ± 1 s", sustained))
+
+        // Production consumables only here: one Apple call of exactly 3 s each, so latency − 3 s is what the stack adds.
+        // Workload.mint makes every tenth receipt (by its index in `minted`) a sandbox subscription.
+        let exact = try (offset + openCount..<offset + 2 * openCount).filter { $0 % 10 != 9 }.map {
+            try Workload.json(["user_id": "u-\($0 % 5_000)", "receipt_data": minted[$0]])
+        }
+        try await setLatency(3_000, 3_000)
+        var added = await OpenLoop.run(count: exact.count, rate: options.rate) { await post(exact[$0]) }
+        added.latencies = added.latencies.map { $0 - .seconds(3) }
+        lines.append(row("(b) same, Apple exactly 3 s: added", added))
+    }
+
+    let header = ["scenario".padding(toLength: 34, withPad: " ", startingAt: 0), "requests", "ok", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"]
+    print(header.joined(separator: " | "))
+    lines.forEach { print($0) }
+    let peaks = stack.peakKiB()
+    print("peak RSS: " + peaks.map { "\($0.name) \($0.kib / 1_024) MiB" }.joined(separator: ", "))
+    let storekeeper = peaks.filter { $0.name != "sim" }.map(\.kib).reduce(0, +)
+    print("peak RSS of the Storekeeper processes together: \(storekeeper / 1_024) MiB")
+    print("Apple calls in all: \(Int(await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count"))), coalesced requests: \(Int(await stack.verifierTotal("storekeeper_verifier_coalesced_total")))")
+    print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB")
+    await gateway.shutdown()
+    await simulator.shutdown()
+    stack.stop()
+} catch {
+    // Foundation's Process children outlive a crash: stop them first.
+    stack.stop()
+    FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
+    exit(1)
 }
-let burstCalls = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count") - appleBeforeBurst
-let burstCoalesced = await stack.verifierTotal("storekeeper_verifier_coalesced_total") - coalescedBefore
-lines.append(row("(d) burst: 1,000 identical at once", burst,
-    extra: "\(Int(burstCalls)) Apple calls, \(Int(burstCoalesced)) coalesced, granted \(grants.current) time(s)"))
-
-// (b)
-if openCount > 0 {
-    let offset = options.requests
-    let jittered = try Workload.receiptBodies(Array(minted[offset..<offset + openCount]))
-    try await setLatency(2_000, 4_000)
-    let sustained = await OpenLoop.run(count: openCount, rate: options.rate) { await post(jittered[$0]) }
-    lines.append(row("(b) \(Int(options.rate))/s open loop, Apple 3 s ± 1 s", sustained))
-
-    // Production consumables only here: one Apple call of exactly 3 s each, so latency − 3 s is what the stack adds.
-    let exact = try Workload.receiptBodies(Array(minted[offset + openCount..<offset + 2 * openCount]))
-        .enumerated().filter { $0.offset % 10 != 9 && $0.offset % 20 != 19 }.map(\.element)
-    try await setLatency(3_000, 3_000)
-    var added = await OpenLoop.run(count: exact.count, rate: options.rate) { await post(exact[$0]) }
-    added.latencies = added.latencies.map { $0 - .seconds(3) }
-    lines.append(row("(b) same, Apple exactly 3 s: added", added))
-}
-
-let header = ["scenario".padding(toLength: 34, withPad: " ", startingAt: 0), "requests", "ok", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"]
-print(header.joined(separator: " | "))
-lines.forEach { print($0) }
-let peaks = stack.peakKiB()
-print("peak RSS: " + peaks.map { "\($0.name) \($0.kib / 1_024) MiB" }.joined(separator: ", "))
-let storekeeper = peaks.filter { $0.name != "sim" }.map(\.kib).reduce(0, +)
-print("peak RSS of the Storekeeper processes together: \(storekeeper / 1_024) MiB")
-print("Apple calls in all: \(Int(await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count"))), coalesced requests: \(Int(await stack.verifierTotal("storekeeper_verifier_coalesced_total")))")
-print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB")
-await gateway.shutdown()
-await simulator.shutdown()
-stack.stop()

@@ -262,6 +262,15 @@ struct GatewayRouterTests {
         }
     }
 
+    @Test func aUserIDWithASpaceOrSlashArrivesDecoded() async throws {
+        try await GatewayHarness().test { client in
+            try await client.execute(uri: "/v1/users/a%20b%2Fc/entitlements", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.json["user_id"] as? String == "a b/c")
+            }
+        }
+    }
+
     @Test func metricsAreServed() async throws {
         try await GatewayHarness().test { client in
             try await client.execute(uri: "/metrics", method: .get) { response in

@@ -46,10 +46,16 @@ struct StackUpTests {
             // One grant for the purchase, then a grant and a renewal per renewal.
             var events = try await Self.waitForEvents(tail, count: 7)
             #expect(events.map(\.topic) == ["transaction.granted"] + Array(repeating: ["transaction.granted", "subscription.renewed"], count: 3).flatMap { $0 })
-            let notified = stack.up.captured.split(separator: "\n").filter {
-                $0.hasPrefix("gateway ") && $0.contains("notification stored") && $0.contains("notification.type=DID_RENEW")
+            // The gateway's log lines come through two pipes: wait (bounded) for the third.
+            var notified = 0
+            for _ in 0..<200 {
+                notified = stack.up.captured.split(separator: "\n").filter {
+                    $0.hasPrefix("gateway ") && $0.contains("notification stored") && $0.contains("notification.type=DID_RENEW")
+                }.count
+                if notified >= 3 { break }
+                try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(notified.count == 3)
+            #expect(notified == 3)
 
             let latest = try #require(events.last { $0.topic == "transaction.granted" }?.transactionID)
             let refunded = await stack.cli("sim", "refund", latest)
@@ -114,11 +120,14 @@ struct StackUpTests {
                 group.addTask {
                     while load.answered < 20 { try await Task.sleep(for: .milliseconds(10)) }
                     kill(victim, SIGKILL)
+                    load.markKill()
                 }
                 try await group.waitForAll()
             }
             let answers = load.answers
             #expect(answers.count == receipts.count)
+            // The kill came with load still to go (with 8 clients, requests were in flight).
+            #expect(load.answeredAtKill.map { $0 < receipts.count - 50 } == true)
             for (index, answer) in answers {
                 #expect(answer.status == 200 || (answer.status == 503 && answer.retryable), "receipt \(index): \(answer.status) \(answer.body)")
             }
@@ -197,7 +206,10 @@ struct LoadOutcome: Sendable {
 
 /// The shared state of the load clients: the next receipt to send and every answer.
 final class LoadRecord: Sendable {
-    private let state = Mutex((next: 0, answers: [Int: LoadOutcome]()))
+    private let state = Mutex((next: 0, answers: [Int: LoadOutcome](), answeredAtKill: Int?.none))
+
+    func markKill() { state.withLock { $0.answeredAtKill = $0.answers.count } }
+    var answeredAtKill: Int? { state.withLock { $0.answeredAtKill } }
 
     func take(below count: Int) -> Int? {
         state.withLock { state in

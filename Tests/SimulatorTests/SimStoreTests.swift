@@ -115,14 +115,13 @@ import Testing
 
     @Test func faultPlanPicksFaultsByRate() throws {
         var plan = FaultPlan()
-        plan.rateHang = 0.1
-        plan.rate503 = 0.2
-        plan.rate21005 = 0.3
+        plan.rates = [.hang: 0.1, .http503: 0.2, .status21005: 0.3, .wrongBundle: 0.1]
         #expect(plan.fault(unit: 0.05) == .hang)
         #expect(plan.fault(unit: 0.25) == .http503)
         #expect(plan.fault(unit: 0.55) == .status21005)
-        #expect(plan.fault(unit: 0.65) == .none)
-        plan.rate503 = 0.9
+        #expect(plan.fault(unit: 0.65) == .wrongBundle)
+        #expect(plan.fault(unit: 0.75) == nil)
+        plan.rates[.http503] = 0.9
         #expect(throws: FaultPlanError.self) { try plan.validated() }
     }
 }
@@ -130,8 +129,7 @@ import Testing
 @Suite struct FaultPlanDecodingTests {
     @Test func omittedFieldsMeanNoFault() throws {
         let plan = try JSONDecoder().decode(FaultPlan.self, from: Data(#"{"rate_503": 0.5, "latency_min_ms": 3000}"#.utf8))
-        #expect(plan.rate503 == 0.5)
-        #expect(plan.rate21005 == 0)
+        #expect(plan.rates == [.http503: 0.5])
         #expect(plan.latencyMinMs == 3_000)
         #expect(plan.latencyMaxMs == 3_000)
     }

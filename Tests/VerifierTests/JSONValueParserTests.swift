@@ -20,11 +20,13 @@ import Testing
     }
 
     @Test func stringsNumbersAndEscapes() throws {
-        let text = #"{"a": "x\"y\\z\/\n\t\u00e9\ud83d\ude00", "b": -12, "c": 1.5e3, "d": [true, false, null], "e": {}, "f": [], "g": 9223372036854775808}"#
+        let text = #"{"a": "x\"y\\z\/\n\t\u00e9\ud83d\ude00", "b": -12, "c": 1.5e3, "d": [true, false, null], "e": {}, "f": [], "g": 9223372036854775808, "h": 0.25, "i": "\ud800\u0041"}"#
         let value = try JSONValueParser.parse(Array(text.utf8))
         #expect(value["a"] == .string("x\"y\\z/\n\té😀"))
         #expect(value["b"] == .integer(-12))
-        #expect(value["c"] == .double(1500))
+        #expect(value["c"] == .integer(1500))
+        #expect(value["h"] == .double(0.25))
+        #expect(value["i"] == .string("\u{FFFD}A"))
         #expect(value["d"] == .array([.bool(true), .bool(false), .null]))
         #expect(value["e"] == .object([:]))
         #expect(value["f"] == .array([]))
@@ -33,7 +35,7 @@ import Testing
 
     @Test(arguments: [
         "", "{", "{\"a\":}", "{\"a\" 1}", "[1,]", "[1 2]", "01", "1.", "1e", "-", "\"open", "tru", "nul",
-        "{\"a\":1}x", "\"\\x\"", "\"\\u12\"", "\"tab\there\"", "{1:2}",
+        "{\"a\":1}x", "\"\\x\"", "\"\\u12\"", "\"tab\there\"", "{1:2}", "-01", "1.5e", "1e400",
     ])
     func refusesWhatIsNotJSON(_ text: String) {
         #expect(throws: JSONValueParser.Invalid.self) { try JSONValueParser.parse(Array(text.utf8)) }

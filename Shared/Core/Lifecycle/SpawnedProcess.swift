@@ -22,6 +22,10 @@ public final class SpawnedProcess: Sendable {
     ) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        // Close-on-exec: a child started later must not inherit this child's pipe (its reader
+        // would never see the end). dup2 onto 1 and 2 clears the flag there. (pipe2 is not in
+        // Swift's Glibc module.)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -32,10 +36,20 @@ public final class SpawnedProcess: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        // The spawning thread may block signals or ignore some (SIGPIPE): the child starts clean.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
         if ownProcessGroup {
             posix_spawnattr_setpgroup(&attributes, 0)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            flags |= POSIX_SPAWN_SETPGROUP
         }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0)=\($1)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
@@ -83,13 +97,23 @@ public final class SpawnedProcess: Sendable {
             if let status = reap(blocking: false) {
                 // The pipe may still hold the last lines (a grandchild can keep it open: bounded).
                 for _ in 0..<50 where !outputDrained.isSet {
-                    try? await Task.sleep(for: .milliseconds(10))
+                    await Self.pause(.milliseconds(10))
                 }
                 return status
             }
-            try? await Task.sleep(for: .milliseconds(20))
+            await Self.pause(.milliseconds(20))
         }
         return reap(blocking: false)
+    }
+
+    /// Sleeps even in a cancelled task: stopping a child is what a cancelled
+    /// supervisor still has to do, and `Task.sleep` would return at once and spin.
+    private static func pause(_ duration: Duration) async {
+        if Task.isCancelled {
+            usleep(UInt32(duration.nanoseconds / 1_000))
+        } else {
+            try? await Task.sleep(for: duration)
+        }
     }
 
     /// SIGTERM, then SIGKILL when it has not exited within `grace`; the status of the graceful

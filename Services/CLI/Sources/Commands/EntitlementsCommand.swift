@@ -11,8 +11,7 @@ struct EntitlementsCommand: AsyncParsableCommand {
     @Flag(help: "Print the gateway's JSON answer as is.") var json = false
 
     func run() async throws {
-        let escaped = user.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? user
-        let data = try await CommandFailure.reporting { try await target.client.get("v1/users/\(escaped)/entitlements") }
+        let data = try await CommandFailure.reporting { try await target.client.get(["v1", "users", user, "entitlements"]) }
         if json {
             print(String(decoding: data, as: UTF8.self))
             return

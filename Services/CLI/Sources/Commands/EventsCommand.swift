@@ -29,7 +29,8 @@ struct EventsCommand: AsyncParsableCommand {
             do {
                 configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
             } catch {
-                throw ValidationError("configuration error: \(error)")
+                FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
+                throw ExitCode(ProcessLauncher.configurationErrorStatus)
             }
             var logger = Logger(label: "storekeeper-events") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .warning

@@ -116,15 +116,21 @@ struct SimCommand: AsyncParsableCommand {
         @Option(help: "Added latency, lower bound (ms).") var latencyMin = 0
         @Option(help: "Added latency, upper bound (ms).") var latencyMax: Int?
         @Option(help: "Fraction of calls answered 21005.") var rate21005 = 0.0
+        @Option(help: "Fraction of calls answered 21199 (retryable).") var rate21199 = 0.0
         @Option(help: "Fraction of calls answered HTTP 503.") var rate503 = 0.0
         @Option(help: "Fraction of calls never answered.") var rateHang = 0.0
+        @Option(help: "Fraction of calls answered with an HTML page.") var rateGarbage = 0.0
+        @Option(help: "Fraction of calls answered with half a JSON answer.") var rateTruncated = 0.0
+        @Option(help: "Fraction of calls answered with 50 MiB.") var rateHuge = 0.0
+        @Option(help: "Fraction of calls answered for another app's bundle.") var rateWrongBundle = 0.0
 
         func run() async throws {
             print(try await target.client.post(
                 "admin/faults/\(environment)",
                 [
                     "latency_min_ms": latencyMin, "latency_max_ms": latencyMax ?? latencyMin, "rate_21005": rate21005,
-                    "rate_503": rate503, "rate_hang": rateHang,
+                    "rate_21199": rate21199, "rate_503": rate503, "rate_hang": rateHang, "rate_garbage": rateGarbage,
+                    "rate_truncated": rateTruncated, "rate_huge": rateHuge, "rate_wrong_bundle": rateWrongBundle,
                 ]))
         }
     }

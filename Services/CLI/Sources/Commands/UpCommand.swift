@@ -40,9 +40,18 @@ struct UpCommand: AsyncParsableCommand {
                 configuration: configuration, verifiers: verifiers, withSimulator: sim,
                 demoSecret: (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()),
             binaryDirectory: directory, logger: logger)
+        // A closed terminal (SIGHUP) stops the stack like Ctrl-C; a closed output pipe must not kill
+        // the supervisor and orphan its children (the children are in their own process groups).
+        signal(SIGPIPE, SIG_IGN)
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: supervisor)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+                services: [.init(service: supervisor)], gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
+                logger: logger))
+        do {
+            try await group.run()
+        } catch let gaveUp as SupervisedChild.GaveUp {
+            logger.critical("stack stopped", metadata: ["error": "\(gaveUp)"])
+            throw ExitCode(ProcessLauncher.configurationErrorStatus)
+        }
     }
 }

@@ -27,7 +27,7 @@ struct VerifyCommand: AsyncParsableCommand {
         var body: [String: Any] = ["user_id": user, "receipt_data": receipt]
         if let product { body["product_id"] = product }
         if let transaction { body["transaction_id"] = transaction }
-        let data = try await CommandFailure.reporting { try await target.client.post("v1/receipts", json: body) }
+        let data = try await CommandFailure.reporting { try await target.client.post(["v1", "receipts"], json: body) }
         if json {
             print(String(decoding: data, as: UTF8.self))
         } else {

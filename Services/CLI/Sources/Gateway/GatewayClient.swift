@@ -20,16 +20,24 @@ struct GatewayClient {
         }
     }
 
-    func get(_ path: String) async throws -> Data {
-        try await send(URLRequest(url: base.appendingPathComponent(path)))
+    /// GET of the path made of `segments`, each percent-encoded once (a user id may hold anything printable).
+    func get(_ segments: [String]) async throws -> Data {
+        try await send(URLRequest(url: url(segments)))
     }
 
-    func post(_ path: String, json body: [String: Any]) async throws -> Data {
-        var request = URLRequest(url: base.appendingPathComponent(path))
+    func post(_ segments: [String], json body: [String: Any]) async throws -> Data {
+        var request = URLRequest(url: url(segments))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         return try await send(request)
+    }
+
+    private func url(_ segments: [String]) -> URL {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let path = segments.map { $0.addingPercentEncoding(withAllowedCharacters: unreserved) ?? $0 }.joined(separator: "/")
+        let base = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        return URL(string: base + "/" + path)!
     }
 
     private func send(_ request: URLRequest) async throws -> Data {

@@ -16,8 +16,8 @@ struct StackSupervisor: Service {
     let plan: StackPlan
     let binaryDirectory: URL
     let logger: Logger
-    /// How long each child gets to finish its in-flight work when the stack stops.
-    var stopGrace: Duration = ProcessLauncher.gracefulShutdownGrace
+    /// How long each child gets to stop: its own grace for in-flight work, and time to exit after it.
+    var stopGrace: Duration = ProcessLauncher.gracefulShutdownGrace + .seconds(5)
 
     func run() async throws {
         let output = PrefixedOutput(names: plan.members.map(\.name))

@@ -24,7 +24,6 @@ final class SupervisedChild: Sendable {
         var process: SpawnedProcess?
         var startedAt = ContinuousClock.now
         var stopping = false
-        var restarts = 0
     }
 
     init(member: StackPlan.Member, binaryDirectory: URL, output: @escaping @Sendable (Data) -> Void, logger: Logger) {
@@ -34,9 +33,6 @@ final class SupervisedChild: Sendable {
         self.output = output
         self.logger = logger
     }
-
-    /// How often it was restarted after dying.
-    var restarts: Int { state.withLock { $0.restarts } }
 
     /// Starts the process (the first time; restarts are `supervise()`'s).
     func start() throws {
@@ -71,19 +67,14 @@ final class SupervisedChild: Sendable {
             try await Task.sleep(for: delay)
             do {
                 let process = try SpawnedProcess(path: path, environment: environment, ownProcessGroup: true, onOutput: output)
-                let keep = state.withLock { state in
-                    guard !state.stopping else { return false }
+                state.withLock { state in
                     state.process = process
                     state.startedAt = .now
-                    state.restarts += 1
-                    return true
-                }
-                guard keep else {
-                    _ = await process.stop(grace: .seconds(10))
-                    return
                 }
                 logger.info("restarted", metadata: ["member": "\(member.name)", "pid": "\(process.pid)"])
             } catch {
+                // The dead process stays; counting from now keeps the back-off growing.
+                state.withLock { $0.startedAt = .now }
                 logger.error("could not restart", metadata: ["member": "\(member.name)", "error": "\(error)"])
             }
         }

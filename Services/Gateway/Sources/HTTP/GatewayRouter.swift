@@ -71,7 +71,8 @@ struct GatewayRouter {
     }
 
     static func entitlements(_ context: GatewayRequestContext, _ dependencies: Dependencies) async throws -> Response {
-        guard let user = context.parameters.get("user_id"), (1...128).contains(user.count),
+        // The router hands over the raw path segment: an id with a space or a slash arrives percent-encoded.
+        guard let user = context.parameters.get("user_id")?.removingPercentEncoding, (1...128).contains(user.count),
             !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { throw APIError.badRequest("user_id must be 1-128 printable characters") }
         do {

@@ -99,22 +99,48 @@ enum SimRouter {
         let plan = simulator.faults(for: environment)
         let latency = plan.latency(unit: Double.random(in: 0..<1))
         if latency > .zero { try await Task.sleep(for: latency) }
-        switch plan.fault(unit: Double.random(in: 0..<1)) {
+        let fault = plan.fault(unit: Double.random(in: 0..<1))
+        switch fault {
         case .hang:
             // Never answers; the caller's time-out ends it. Released at shutdown.
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3_600)) }
             return Response(status: .serviceUnavailable)
         case .http503:
             return Response(status: .serviceUnavailable, body: .init(byteBuffer: ByteBuffer(string: "Service Unavailable")))
-        case .status21005:
-            return json(["status": 21005, "environment": SimVerifyResponder.name(environment), "is-retryable": true])
-        case .none:
+        case .status21005, .status21199:
+            return json([
+                "status": fault == .status21005 ? 21005 : 21199, "environment": SimVerifyResponder.name(environment),
+                "is-retryable": true,
+            ])
+        case .garbage:
+            // What a proxy in front of Apple answers: a page, not JSON.
+            return Response(
+                status: .ok, headers: [.contentType: "text/html"],
+                body: .init(byteBuffer: ByteBuffer(string: "<html><body><h1>502 Bad Gateway</h1></body></html>")))
+        case .huge:
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: hugeAnswer))
+        case .truncated, .wrongBundle, nil:
             let (answer, notifications) = simulator.verify(Array(buffer: body), at: environment)
             await notifier.deliver(notifications)
-            return Response(
-                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: answer)))
+            var bytes = ByteBuffer(data: answer)
+            if fault == .truncated {
+                bytes = bytes.getSlice(at: 0, length: bytes.readableBytes / 2) ?? ByteBuffer()
+            } else if fault == .wrongBundle {
+                let text = String(buffer: bytes).replacingOccurrences(
+                    of: "\"\(simulator.bundleID)\"", with: "\"com.example.someone-else\"")
+                bytes = ByteBuffer(string: text)
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: bytes))
         }
     }
+
+    /// A 50 MiB verifyReceipt answer (valid JSON, absurd size), built once.
+    private static let hugeAnswer: ByteBuffer = {
+        var buffer = ByteBuffer(string: #"{"status": 0, "padding": ""#)
+        buffer.writeRepeatingByte(UInt8(ascii: "x"), count: 50 * 1_048_576)
+        buffer.writeString(#""}"#)
+        return buffer
+    }()
 
     static func json(_ object: [String: Any]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)

@@ -1,55 +1,74 @@
 import Foundation
 
 /// Trouble the simulator injects into one environment's verifyReceipt, to
-/// rehearse Apple's bad days: slow answers, 21005, HTTP 503 and connections
-/// that hang.
-public struct FaultPlan: Codable, Sendable, Equatable {
+/// rehearse Apple's bad days: slow answers, 21005 and 21199, HTTP 503,
+/// connections that hang, garbage or truncated JSON, a 50 MiB answer, and
+/// an answer for another app's bundle.
+public struct FaultPlan: Decodable, Sendable, Equatable {
+    public enum Fault: CaseIterable, Sendable {
+        case hang, http503, status21005, status21199, garbage, truncated, huge, wrongBundle
+
+        /// The fraction's key in the admin API's JSON.
+        var key: String {
+            switch self {
+            case .hang: "rate_hang"
+            case .http503: "rate_503"
+            case .status21005: "rate_21005"
+            case .status21199: "rate_21199"
+            case .garbage: "rate_garbage"
+            case .truncated: "rate_truncated"
+            case .huge: "rate_huge"
+            case .wrongBundle: "rate_wrong_bundle"
+            }
+        }
+    }
+
     /// Added latency, uniform between the two bounds.
     public var latencyMinMs: Int = 0
     public var latencyMaxMs: Int = 0
-    /// Fractions of calls (0...1) answered with 21005, with HTTP 503, or never answered.
-    public var rate21005: Double = 0
-    public var rate503: Double = 0
-    public var rateHang: Double = 0
+    /// The fraction of calls (0...1) each fault hits; absent is none.
+    public var rates: [Fault: Double] = [:]
 
     public init() {}
 
     /// Every field is optional in the admin API's JSON: what is left out is no fault.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        latencyMinMs = try container.decodeIfPresent(Int.self, forKey: .latencyMinMs) ?? 0
-        latencyMaxMs = try container.decodeIfPresent(Int.self, forKey: .latencyMaxMs) ?? latencyMinMs
-        rate21005 = try container.decodeIfPresent(Double.self, forKey: .rate21005) ?? 0
-        rate503 = try container.decodeIfPresent(Double.self, forKey: .rate503) ?? 0
-        rateHang = try container.decodeIfPresent(Double.self, forKey: .rateHang) ?? 0
+        let container = try decoder.container(keyedBy: Key.self)
+        latencyMinMs = try container.decodeIfPresent(Int.self, forKey: Key("latency_min_ms")) ?? 0
+        latencyMaxMs = try container.decodeIfPresent(Int.self, forKey: Key("latency_max_ms")) ?? latencyMinMs
+        for fault in Fault.allCases {
+            if let rate = try container.decodeIfPresent(Double.self, forKey: Key(fault.key)) { rates[fault] = rate }
+        }
     }
 
-    enum CodingKeys: String, CodingKey {
-        case latencyMinMs = "latency_min_ms", latencyMaxMs = "latency_max_ms"
-        case rate21005 = "rate_21005", rate503 = "rate_503", rateHang = "rate_hang"
+    struct Key: CodingKey {
+        let stringValue: String
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
     }
-
-    public enum Fault: Equatable, Sendable { case none, status21005, http503, hang }
 
     /// Checks the plan makes sense; the message names the field.
     public func validated() throws(FaultPlanError) -> FaultPlan {
-        for (name, rate) in [("rate_21005", rate21005), ("rate_503", rate503), ("rate_hang", rateHang)]
-        where !(0...1).contains(rate) {
-            throw FaultPlanError(message: "\(name) must be between 0 and 1")
+        for fault in Fault.allCases where !(0...1).contains(rates[fault] ?? 0) {
+            throw FaultPlanError(message: "\(fault.key) must be between 0 and 1")
         }
-        guard rate21005 + rate503 + rateHang <= 1 else { throw FaultPlanError(message: "rates add up to more than 1") }
+        guard rates.values.reduce(0, +) <= 1 else { throw FaultPlanError(message: "rates add up to more than 1") }
         guard latencyMinMs >= 0, latencyMaxMs >= latencyMinMs, latencyMaxMs <= 600_000 else {
             throw FaultPlanError(message: "latency bounds must satisfy 0 <= latency_min_ms <= latency_max_ms <= 600000")
         }
         return self
     }
 
-    /// Which fault hits a call, from a uniform random `unit` in [0, 1).
-    public func fault(unit: Double) -> Fault {
-        if unit < rateHang { return .hang }
-        if unit < rateHang + rate503 { return .http503 }
-        if unit < rateHang + rate503 + rate21005 { return .status21005 }
-        return .none
+    /// Which fault hits a call (nil: none), from a uniform random `unit` in [0, 1).
+    public func fault(unit: Double) -> Fault? {
+        var bound = 0.0
+        for fault in Fault.allCases {
+            bound += rates[fault] ?? 0
+            if unit < bound { return fault }
+        }
+        return nil
     }
 
     public func latency(unit: Double) -> Duration {

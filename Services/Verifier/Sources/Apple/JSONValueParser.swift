@@ -146,13 +146,18 @@ public struct JSONValueParser {
     /// `\uXXXX` (index on the `u`), a surrogate pair as one scalar; its UTF-8. Leaves index on the last hex digit.
     private mutating func unicodeEscape() throws(Invalid) -> [UInt8] {
         var scalar = try hex4()
-        if (0xD800..<0xDC00).contains(scalar), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "\\"),
+        // A high surrogate joins the low one right after it; any surrogate left alone is U+FFFD.
+        if (0xD800..<0xDC00).contains(scalar), index + 6 < bytes.count, bytes[index + 1] == UInt8(ascii: "\\"),
             bytes[index + 2] == UInt8(ascii: "u")
         {
+            let resume = index
             index += 2
             let low = try hex4()
-            guard (0xDC00..<0xE000).contains(low) else { throw invalid }
-            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            if (0xDC00..<0xE000).contains(low) {
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else {
+                index = resume  // not a pair: the next escape is read on its own
+            }
         }
         return Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
     }
@@ -175,7 +180,7 @@ public struct JSONValueParser {
         return value
     }
 
-    /// `-? int frac? exp?`: an integer when it has neither and fits Int64, else a double.
+    /// `-? int frac? exp?`: an integer when its value is one that fits Int64, else a finite double.
     private mutating func number() throws(Invalid) -> JSONValue {
         let start = index
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -201,7 +206,9 @@ public struct JSONValueParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let integer = Int64(text) { return .integer(integer) }
-        guard let double = Double(text) else { throw invalid }
+        guard let double = Double(text), double.isFinite else { throw invalid }
+        // As JSONDecoder reads them: 1.0 and 1.5e3 are integers when exactly so.
+        if let integer = Int64(exactly: double) { return .integer(integer) }
         return .double(double)
     }
 }
