@@ -115,9 +115,9 @@ struct SimCommand: AsyncParsableCommand {
         @Argument(help: "production or sandbox.") var environment: String
         @Option(help: "Added latency, lower bound (ms).") var latencyMin = 0
         @Option(help: "Added latency, upper bound (ms).") var latencyMax: Int?
-        @Option(help: "Fraction of calls answered 21005.") var rate21005 = 0.0
-        @Option(help: "Fraction of calls answered 21199 (retryable).") var rate21199 = 0.0
-        @Option(help: "Fraction of calls answered HTTP 503.") var rate503 = 0.0
+        @Option(name: .customLong("rate-21005"), help: "Fraction of calls answered 21005.") var rate21005 = 0.0
+        @Option(name: .customLong("rate-21199"), help: "Fraction of calls answered 21199 (retryable).") var rate21199 = 0.0
+        @Option(name: .customLong("rate-503"), help: "Fraction of calls answered HTTP 503.") var rate503 = 0.0
         @Option(help: "Fraction of calls never answered.") var rateHang = 0.0
         @Option(help: "Fraction of calls answered with an HTML page.") var rateGarbage = 0.0
         @Option(help: "Fraction of calls answered with half a JSON answer.") var rateTruncated = 0.0
