@@ -31,8 +31,12 @@ public enum GatewayApplication {
                 settings: configuration.gateway, sharedSecret: configuration.apple.sharedSecret,
                 bundleIDs: configuration.apple.bundleIDs, metrics: context.metrics))
         let address = configuration.gateway.httpAddress
+        // A connection that sends no part of a request (headers or body) within the read time-out is
+        // closed: slow-loris clients cannot hold connections open.
+        let readTimeout = configuration.gateway.readTimeout
         let application = Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(readTimeout.nanoseconds))),
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
             logger: logger)
         logger.info(

@@ -23,6 +23,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case verifierMaxInFlight = "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
+    case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
     case rateLimitPerMinute = "STOREKEEPER_RATE_LIMIT_PER_MINUTE"
     case eventRetentionHours = "STOREKEEPER_EVENT_RETENTION_HOURS"
     case refreshPerMinute = "STOREKEEPER_REFRESH_PER_MINUTE"
@@ -54,6 +55,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleAttemptTimeout: "15000"
         case .verifierMaxInFlight: "4096"
         case .maxBodyBytes: "1048576"
+        case .httpReadTimeout: "10000"
         case .rateLimitPerMinute: "6000"
         case .eventRetentionHours: "168"
         case .refreshPerMinute: "60"
@@ -87,6 +89,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleAttemptTimeout: "total time-out of one Apple call (ms)"
         case .verifierMaxInFlight: "Apple calls one verifier keeps in flight before it pushes back"
         case .maxBodyBytes: "largest accepted request body (bytes)"
+        case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (all callers together when keys are off); 0: no limit"
         case .eventRetentionHours: "how long the ledger keeps events for replay (hours)"
         case .refreshPerMinute: "expired auto-renewing subscriptions the ledger re-verifies per minute (0: never)"

@@ -8,11 +8,14 @@ public struct GatewaySettings: Sendable {
     public var maxBodyBytes: Int
     /// `STOREKEEPER_RATE_LIMIT_PER_MINUTE`: per API key; 0 turns limiting off.
     public var rateLimitPerMinute: Int
+    /// `STOREKEEPER_HTTP_READ_TIMEOUT_MS`: how long a connection may send nothing (slow-loris clients).
+    public var readTimeout: Duration
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         httpAddress = try reader.socketAddress(.httpAddress)!
         apiKeys = reader.secrets(.apiKeys)
         maxBodyBytes = try reader.integer(.maxBodyBytes, in: 1_024...64 * 1_048_576)
         rateLimitPerMinute = try reader.integer(.rateLimitPerMinute, in: 0...10_000_000)
+        readTimeout = .milliseconds(try reader.integer(.httpReadTimeout, in: 100...600_000))
     }
 }

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// Slow-loris clients: connections that send half a request and stall are
+/// closed after the read time-out, and meanwhile everyone else is served.
+@Suite("Slow clients are cut off", .serialized)
+struct SlowClientTests {
+    @Test func stalledHeadersAndBodiesAreClosedWhileOthersAreServed() async throws {
+        let ledger = try await LedgerProcess()
+        let port = try GatewayProcess.reservePort()
+        let gateway = try await GatewayProcess(
+            port: port, ledger: ledger, extraEnvironment: ["STOREKEEPER_HTTP_READ_TIMEOUT_MS": "1000"])
+        do {
+            for _ in 0..<300 where (try? await gateway.call("GET", "/healthz").status) != 200 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let stalls = [
+                "POST /v1/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n",  // headers never end
+                "POST /v1/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"user_id\":",  // body stalls
+            ]
+            // Fifty of each, all open at once.
+            let sockets = try (0..<100).map { try SlowSocket(port: port, sending: stalls[$0 % 2]) }
+            let served = try await gateway.call("GET", "/healthz")
+            #expect(served.status == 200, "a stalled crowd must not block others")
+            // One deadline for all: they were cut off together.
+            let deadline = Date().addingTimeInterval(15)
+            let open = sockets.filter { !$0.waitsForClose(upTo: max(1, Int(deadline.timeIntervalSinceNow))) }
+            #expect(open.isEmpty, "\(open.count) stalled connections stayed open")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(await gateway.stop() == 0)
+        #expect(await ledger.stop() == 0)
+    }
+}
+
+/// A TCP connection to the gateway that sends a prefix of a request and then nothing.
+final class SlowSocket {
+    let fd: Int32
+
+    struct ConnectFailed: Error {}
+
+    init(port: Int, sending prefix: String) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw ConnectFailed()
+        }
+        _ = Array(prefix.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    deinit { close(fd) }
+
+    /// True when the server closes the connection within `seconds` (what it sends before closing is read and dropped).
+    func waitsForClose(upTo seconds: Int) -> Bool {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count > 0 { continue }
+            // 0: closed; an error other than the time-out (a reset) is closed too.
+            return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+        }
+    }
+}
