@@ -77,3 +77,8 @@ struct APIError: Error, Equatable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
+
+extension IntakeError {
+    /// The intake's refusal as the API answers it (kept here: the intake itself knows no HTTP).
+    var apiError: APIError { APIError(status: .badRequest, code: code.rawValue, message: message) }
+}

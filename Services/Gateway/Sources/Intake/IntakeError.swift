@@ -8,6 +8,4 @@ struct IntakeError: Error, Equatable {
 
     static func badRequest(_ message: String) -> IntakeError { IntakeError(code: .badRequest, message: message) }
     static func badEncoding(_ message: String) -> IntakeError { IntakeError(code: .badReceiptEncoding, message: message) }
-
-    var apiError: APIError { APIError(status: .badRequest, code: code.rawValue, message: message) }
 }

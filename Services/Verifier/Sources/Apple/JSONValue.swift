@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON value as Apple sends it, with the lenient readings Apple's history
 /// demands: the same field has come as a string, an integer or a boolean
 /// depending on the year, the endpoint and the receipt style.
