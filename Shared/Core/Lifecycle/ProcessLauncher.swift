@@ -32,6 +32,9 @@ public enum ProcessLauncher {
             exit(configurationErrorStatus)
         }
         LoggingBootstrap.bootstrap(configuration.log, secrets: configuration.secrets)
+        // A file-size limit reached (disk quota, RLIMIT_FSIZE) must be a failed write the service
+        // answers and recovers from, not a signal that kills it.
+        signal(SIGXFSZ, SIG_IGN)
         let registry = MetricsBootstrap.bootstrap()
         var logger = Logger(label: name)
         logger[metadataKey: "pid"] = "\(getpid())"

@@ -1,0 +1,61 @@
+import Contracts
+import Foundation
+import Testing
+import ZeroMQ
+
+/// The ledger's disk refuses writes (as when it is full): the file-size limit
+/// of the running ledger is lowered under its database with prlimit(1), then
+/// lifted. Meanwhile every record is answered with a retryable failure and
+/// nothing is half-written; afterwards the ledger works again by itself.
+@Suite("Disk faults: the ledger refuses, then recovers", .serialized)
+struct DiskFaultTests {
+    @Test func aFullDiskFailsRecordsRetryablyAndTheLedgerRecoversWhenItIsGone() async throws {
+        let ledger = try await LedgerProcess()
+        let context = ZMQContext()
+        let client = ledger.client(context)
+        let runner = Task { try await client.run() }
+        do {
+            let before = try await client.record(recordRequest(user: "disk", transactionIDs: ["disk-1"]), requestID: "disk-1")
+            #expect(before.granted.map(\.transactionID) == ["disk-1"])
+
+            try Self.limitFileSize(of: ledger.process.pid, to: "4096")
+            for round in 0..<3 {
+                do {
+                    _ = try await client.record(
+                        recordRequest(user: "disk", transactionIDs: ["disk-2", "disk-3"]), requestID: "full-\(round)")
+                    Issue.record("a record was answered while the disk refused writes")
+                } catch let failure as ServiceFailure {
+                    #expect(failure.retryable, "\(failure)")
+                }
+            }
+            #expect(ledger.process.isRunning, "the ledger must survive a full disk")
+
+            try Self.limitFileSize(of: ledger.process.pid, to: "unlimited")
+            // Nothing of the refused records was kept: they are granted now, once.
+            let after = try await client.record(
+                recordRequest(user: "disk", transactionIDs: ["disk-2", "disk-3"]), requestID: "after")
+            #expect(Set(after.granted.map(\.transactionID)) == ["disk-2", "disk-3"])
+            let replayed = try await client.record(recordRequest(user: "disk", transactionIDs: ["disk-1"]), requestID: "again")
+            #expect(replayed.granted.isEmpty && replayed.alreadyGranted == ["disk-1"])
+            let events = try await ledger.replayAll(context)
+            #expect(events.map(\.seq) == Array(1...UInt64(max(events.count, 1))))
+            #expect(events.filter { $0.topic == "transaction.granted" }.count == 3)
+        } catch {
+            Issue.record("\(error)")
+        }
+        runner.cancel()
+        #expect(await ledger.stop() == 0)
+    }
+
+    struct LimitFailed: Error { let status: Int32 }
+
+    /// Sets the running process's RLIMIT_FSIZE soft limit (the hard limit stays as it is).
+    static func limitFileSize(of pid: pid_t, to soft: String) throws {
+        let prlimit = Process()
+        prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        prlimit.arguments = ["--pid", "\(pid)", "--fsize=\(soft):"]
+        try prlimit.run()
+        prlimit.waitUntilExit()
+        guard prlimit.terminationStatus == 0 else { throw LimitFailed(status: prlimit.terminationStatus) }
+    }
+}
