@@ -3,7 +3,8 @@ import Foundation
 /// A JSON value as Apple sends it, with the lenient readings Apple's history
 /// demands: the same field has come as a string, an integer or a boolean
 /// depending on the year, the endpoint and the receipt style.
-public enum JSONValue: Sendable, Equatable, Decodable {
+/// Read from bytes by `JSONValueParser`.
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -11,25 +12,6 @@ public enum JSONValue: Sendable, Equatable, Decodable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
 
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
