@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "storekeeper-bench-verifier", targets: ["VerifierBenchmark"]),
         .executable(name: "storekeeper-bench-ledger", targets: ["LedgerBenchmark"]),
         .executable(name: "storekeeper-bench-stack", targets: ["StackBenchmark"]),
+        // A test fixture: a read-only disk for the ledger, loaded with LD_PRELOAD (DiskFaultTests).
+        .library(name: "ReadOnlyDiskFault", type: .dynamic, targets: ["ReadOnlyDiskFault"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -27,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
@@ -91,6 +95,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "AppleJWS",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Shared/AppleJWS",
+            swiftSettings: strict
+        ),
+        .target(
             name: "StorekeeperCore",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
@@ -114,7 +128,9 @@ let package = Package(
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway", "StorekeeperCore"], path: "Services/Gateway/Main", swiftSettings: strict),
         .target(
             name: "Verifier",
-            dependencies: serviceDependencies + ["CurlHTTP", "VerifierPool", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: serviceDependencies + [
+                "CurlHTTP", "VerifierPool", "AppleJWS", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Services/Verifier/Sources", swiftSettings: strict),
         .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
         .target(
@@ -127,7 +143,7 @@ let package = Package(
         .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),
         .target(
             name: "Simulator",
-            dependencies: serviceDependencies + ["CurlHTTP", .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: serviceDependencies + ["CurlHTTP", "AppleJWS", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Services/Sim/Sources", swiftSettings: strict),
         .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),
         .target(
@@ -162,6 +178,15 @@ let package = Package(
             path: "Benchmarks/LedgerBenchmark", swiftSettings: strict),
 
         // MARK: Tests
+        .target(
+            name: "ReadOnlyDiskFault", path: "Tests/Fixtures/ReadOnlyDiskFault", linkerSettings: [.linkedLibrary("dl")]),
+        .testTarget(
+            name: "AppleJWSTests",
+            dependencies: [
+                "AppleJWS", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/AppleJWSTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
         .testTarget(
@@ -178,7 +203,11 @@ let package = Package(
             name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", .product(name: "Yams", package: "Yams")],
             path: "Tests/CLITests", swiftSettings: strict),
         .testTarget(
-            name: "VerifierTests", dependencies: ["Verifier", "Contracts", "CurlHTTP", "StorekeeperCore"],
+            name: "VerifierTests",
+            dependencies: [
+                "Verifier", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS",
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),

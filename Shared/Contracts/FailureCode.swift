@@ -13,6 +13,8 @@ public enum FailureCode: String, CaseIterable, Sendable {
     case productMismatch = "product_mismatch"
     case sharedSecretMismatch = "shared_secret_mismatch"
     case appleUnavailable = "apple_unavailable"
+    /// A StoreKit 2 or notification JWS that does not verify against Apple's chain.
+    case signatureInvalid = "signature_invalid"
     // Internal.
     case internalError = "internal_error"
     case deadlineExceeded = "deadline_exceeded"

@@ -133,6 +133,17 @@ enum SampleMessages {
         return n
     }
 
+    static var signedTransactionRequest: SignedTransactionRequest {
+        SignedTransactionRequest.with { $0.signedTransaction = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln" }
+    }
+
+    static var signedNotificationRequest: SignedNotificationRequest {
+        SignedNotificationRequest.with {
+            $0.signedPayload = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"
+            $0.receivedAtMs = 1_574_316_000_003
+        }
+    }
+
     static var notificationOutcome: NotificationOutcome {
         var o = NotificationOutcome()
         o.applied = true
@@ -237,6 +248,7 @@ enum SampleMessages {
             .recordOutcome(recordOutcome), .notificationApply(notificationApply),
             .notificationOutcome(notificationOutcome), .entitlementsQuery(entitlementsQuery),
             .entitlementsAnswer(entitlementsAnswer), .replayRequest(replayRequest), .replayBatch(replayBatch),
+            .signedTransactionRequest(signedTransactionRequest), .signedNotificationRequest(signedNotificationRequest),
             .failure(serviceFailure),
         ]
     }
@@ -256,7 +268,8 @@ enum SampleMessages {
         var messages: [any SwiftProtobuf.Message] = [
             transaction, pendingRenewal, verifyRequest, verifyResult, grant, revocation, entitlement,
             recordRequest, recordOutcome, notificationApply, notificationOutcome, entitlementsQuery,
-            entitlementsAnswer, replayRequest, replayBatch, serviceFailure,
+            entitlementsAnswer, replayRequest, replayBatch, serviceFailure, signedTransactionRequest,
+            signedNotificationRequest,
             TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,
             subscriptionChanged, subscriptionExpired, bindingTransferred,
         ]

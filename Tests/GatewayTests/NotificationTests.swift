@@ -63,12 +63,6 @@ struct NotificationTests {
                 #expect(response.status == .ok)
                 #expect(response.json["applied"] as? Bool == true)
             }
-            try await client.execute(
-                uri: "/v1/notifications/apple", method: .post, body: jsonBody(["signedPayload": "eyJ.x.y"])
-            ) { response in
-                #expect(response.status == .unauthorized)
-                #expect((response.json["error"] as? [String: Any])?["message"] as? String == "version 2 notifications (signedPayload) are not accepted yet")
-            }
         }
         let stored = harness.ledger.state.withLock { $0.notifications }
         #expect(stored.map(\.notificationType) == ["DID_RENEW"])

@@ -1,3 +1,4 @@
+import AppleJWS
 import Contracts
 import CurlHTTP
 import Foundation
@@ -5,6 +6,7 @@ import Logging
 import ServiceLifecycle
 import StorekeeperCore
 import VerifierPool
+import X509
 import ZeroMQ
 
 /// Builds the services of `storekeeper-verifier`, one member of the verifier
@@ -25,7 +27,10 @@ public enum VerifierApplication {
         let verifier = ReceiptVerifier(settings: settings, logger: context.logger) { request throws(HTTPClientError) in
             try await client.execute(request)
         }
-        let handler = VerifyRequestHandler(verifier: verifier, defaultDeadline: settings.verifyDeadline)
+        let signedData = SignedDataReader(
+            verifier: SignedDataVerifier(trustedRoots: try trustedRoots(settings)), bundleIDs: settings.bundleIDs)
+        let handler = VerifyRequestHandler(
+            verifier: verifier, signedData: signedData, defaultDeadline: settings.verifyDeadline)
         // Every gateway's pool, and the ledger's (for subscription refreshes).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
         let zmq = ZMQContext()
@@ -44,34 +49,68 @@ public enum VerifierApplication {
         // Started in order, stopped in reverse: the worker leaves the pool before the client stops.
         return [client] + workers
     }
+
+    /// Apple Root CA - G3, plus the roots in `STOREKEEPER_JWS_EXTRA_ROOTS` (tests and the simulator only).
+    static func trustedRoots(_ settings: AppleSettings) throws -> [Certificate] {
+        var texts: [String] = []
+        for path in settings.jwsExtraRootFiles {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ConfigurationError(variable: ConfigurationVariable.jwsExtraRoots.rawValue, reason: "cannot read \(path)")
+            }
+            texts.append(text)
+        }
+        do {
+            return try SignedDataVerifier.appleRoots(extraRootsPEM: texts)
+        } catch {
+            throw ConfigurationError(variable: ConfigurationVariable.jwsExtraRoots.rawValue, reason: "not PEM certificates")
+        }
+    }
 }
 
-/// Turns a pool request envelope into the verify answer envelope.
+/// Answers a pool request envelope: a receipt goes to Apple; a StoreKit 2
+/// transaction or a version 2 notification is verified here, locally.
 struct VerifyRequestHandler: Sendable {
     /// Kept back from the deadline for the answer's way back through the pool.
     static let replyAllowance: Duration = .milliseconds(250)
 
     let verifier: ReceiptVerifier
+    let signedData: SignedDataReader
     let defaultDeadline: Duration
 
     func handle(_ envelope: Envelope) async -> Envelope {
-        guard case .verifyRequest(let request) = envelope.body else {
-            return Envelope(
-                requestID: envelope.requestID,
-                body: .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests")))
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1_000)
+        let body: Envelope.OneOf_Body
+        switch envelope.body {
+        case .verifyRequest(let request):
+            body = await verifyReceipt(request, envelope, nowMs: nowMs)
+        case .signedTransactionRequest(let request):
+            do {
+                body = .verifyResult(try await signedData.transaction(request.signedTransaction, nowMs: nowMs))
+            } catch {
+                body = .failure(error)
+            }
+        case .signedNotificationRequest(let request):
+            do {
+                body = .notificationApply(
+                    try await signedData.notification(request.signedPayload, receivedAtMs: request.receivedAtMs))
+            } catch {
+                body = .failure(error)
+            }
+        default:
+            body = .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
         }
+        return Envelope(requestID: envelope.requestID, body: body)
+    }
+
+    private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
         // The envelope's absolute deadline, when it is sooner than our own default, less
         // the time the answer needs to travel back: an answer after the deadline is wasted.
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1_000)
         var budget = defaultDeadline
         if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
         if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
-        let result = await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID)
-        switch result {
-        case .success(let verified):
-            return Envelope(requestID: envelope.requestID, body: .verifyResult(verified))
-        case .failure(let failure):
-            return Envelope(requestID: envelope.requestID, body: .failure(failure.serviceFailure))
+        switch await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID) {
+        case .success(let verified): return .verifyResult(verified)
+        case .failure(let failure): return .failure(failure.serviceFailure)
         }
     }
 }

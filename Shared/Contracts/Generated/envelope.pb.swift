@@ -140,6 +140,22 @@ public nonisolated struct Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .replayBatch(newValue)}
   }
 
+  public var signedTransactionRequest: SignedTransactionRequest {
+    get {
+      if case .signedTransactionRequest(let v)? = _storage._body {return v}
+      return SignedTransactionRequest()
+    }
+    set {_uniqueStorage()._body = .signedTransactionRequest(newValue)}
+  }
+
+  public var signedNotificationRequest: SignedNotificationRequest {
+    get {
+      if case .signedNotificationRequest(let v)? = _storage._body {return v}
+      return SignedNotificationRequest()
+    }
+    set {_uniqueStorage()._body = .signedNotificationRequest(newValue)}
+  }
+
   public var failure: ServiceFailure {
     get {
       if case .failure(let v)? = _storage._body {return v}
@@ -161,6 +177,8 @@ public nonisolated struct Envelope: @unchecked Sendable {
     case entitlementsAnswer(EntitlementsAnswer)
     case replayRequest(ReplayRequest)
     case replayBatch(ReplayBatch)
+    case signedTransactionRequest(SignedTransactionRequest)
+    case signedNotificationRequest(SignedNotificationRequest)
     case failure(ServiceFailure)
 
   }
@@ -173,7 +191,8 @@ public nonisolated struct Envelope: @unchecked Sendable {
 /// A typed failure answered instead of a result. `code` is one of the spec's
 /// stable error codes (receipt_invalid, apple_unavailable, bundle_mismatch,
 /// shared_secret_mismatch, already_bound, ...) or an internal one
-/// (internal_error, deadline_exceeded, unsupported_contract).
+/// (internal_error, deadline_exceeded, unsupported_contract). signature_invalid:
+/// a JWS that does not verify against Apple's chain.
 public nonisolated struct ServiceFailure: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -212,7 +231,7 @@ fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
 
 nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{2}\u{b}failure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{2}\u{9}failure\0")
 
   fileprivate class _StorageClass {
     var _contractVersion: UInt32 = 0
@@ -387,6 +406,32 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
             _storage._body = .replayBatch(v)
           }
         }()
+        case 20: try {
+          var v: SignedTransactionRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .signedTransactionRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .signedTransactionRequest(v)
+          }
+        }()
+        case 21: try {
+          var v: SignedNotificationRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .signedNotificationRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .signedNotificationRequest(v)
+          }
+        }()
         case 30: try {
           var v: ServiceFailure?
           var hadOneofValue = false
@@ -464,6 +509,14 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case .replayBatch?: try {
         guard case .replayBatch(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      }()
+      case .signedTransactionRequest?: try {
+        guard case .signedTransactionRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      }()
+      case .signedNotificationRequest?: try {
+        guard case .signedNotificationRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
       }()
       case .failure?: try {
         guard case .failure(let v)? = _storage._body else { preconditionFailure() }

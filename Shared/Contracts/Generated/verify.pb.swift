@@ -71,6 +71,9 @@ public nonisolated enum ReceiptStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// top-level receipt.product_id, bid, bvrs, transaction_id.
   case ios6 // = 2
+
+  /// StoreKit 2: one JWS-signed transaction, verified locally (no verifyReceipt).
+  case signedTransaction // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -82,6 +85,7 @@ public nonisolated enum ReceiptStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 0: self = .unspecified
     case 1: self = .ios7
     case 2: self = .ios6
+    case 3: self = .signedTransaction
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -91,6 +95,7 @@ public nonisolated enum ReceiptStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .unspecified: return 0
     case .ios7: return 1
     case .ios6: return 2
+    case .signedTransaction: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -100,6 +105,7 @@ public nonisolated enum ReceiptStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
     .unspecified,
     .ios7,
     .ios6,
+    .signedTransaction,
   ]
 
 }
@@ -388,6 +394,38 @@ public nonisolated struct VerifyResult: Sendable {
   public init() {}
 }
 
+/// StoreKit 2: verify one signed transaction (a JWS) locally against Apple's
+/// chain. Answered with a VerifyResult of style SIGNED_TRANSACTION holding that
+/// one transaction, so the ledger records it exactly as a receipt's.
+public nonisolated struct SignedTransactionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var signedTransaction: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// App Store Server Notifications version 2: verify a signedPayload and the
+/// JWS nested in it. Answered with the NotificationApply the ledger takes.
+public nonisolated struct SignedNotificationRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var signedPayload: String = String()
+
+  /// When the gateway received it (milliseconds since the Unix epoch).
+  public var receivedAtMs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
@@ -397,7 +435,7 @@ nonisolated extension AppleEnvironment: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension ReceiptStyle: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RECEIPT_STYLE_UNSPECIFIED\0\u{1}RECEIPT_STYLE_IOS7\0\u{1}RECEIPT_STYLE_IOS6\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RECEIPT_STYLE_UNSPECIFIED\0\u{1}RECEIPT_STYLE_IOS7\0\u{1}RECEIPT_STYLE_IOS6\0\u{1}RECEIPT_STYLE_SIGNED_TRANSACTION\0")
 }
 
 nonisolated extension OwnershipType: SwiftProtobuf._ProtoNameProviding {
@@ -780,6 +818,71 @@ nonisolated extension VerifyResult: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.pendingRenewals != rhs.pendingRenewals {return false}
     if lhs.latestReceipt != rhs.latestReceipt {return false}
     if lhs.receiptSha256 != rhs.receiptSha256 {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignedTransactionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SignedTransactionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}signed_transaction\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.signedTransaction) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.signedTransaction.isEmpty {
+      try visitor.visitSingularStringField(value: self.signedTransaction, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignedTransactionRequest, rhs: SignedTransactionRequest) -> Bool {
+    if lhs.signedTransaction != rhs.signedTransaction {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignedNotificationRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SignedNotificationRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}signed_payload\0\u{3}received_at_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.signedPayload) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.receivedAtMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.signedPayload.isEmpty {
+      try visitor.visitSingularStringField(value: self.signedPayload, fieldNumber: 1)
+    }
+    if self.receivedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.receivedAtMs, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignedNotificationRequest, rhs: SignedNotificationRequest) -> Bool {
+    if lhs.signedPayload != rhs.signedPayload {return false}
+    if lhs.receivedAtMs != rhs.receivedAtMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

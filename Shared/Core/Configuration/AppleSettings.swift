@@ -16,6 +16,8 @@ public struct AppleSettings: Sendable {
     public var attemptTimeout: Duration
     /// `STOREKEEPER_VERIFIER_MAX_IN_FLIGHT`: Apple calls one verifier runs at once.
     public var maxInFlight: Int
+    /// `STOREKEEPER_JWS_EXTRA_ROOTS`: PEM files trusted beside Apple Root CA - G3 (tests and the simulator only).
+    public var jwsExtraRootFiles: [String]
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         productionURL = try reader.httpURL(.appleProductionURL) ?? ""
@@ -26,6 +28,7 @@ public struct AppleSettings: Sendable {
         connectTimeout = try reader.milliseconds(.appleConnectTimeout, in: 10...120_000)
         attemptTimeout = try reader.milliseconds(.appleAttemptTimeout, in: 10...600_000)
         maxInFlight = try reader.integer(.verifierMaxInFlight, in: 1...100_000)
+        jwsExtraRootFiles = reader.list(.jwsExtraRoots)
         if connectTimeout > attemptTimeout {
             throw ConfigurationError(
                 variable: ConfigurationVariable.appleConnectTimeout.rawValue,

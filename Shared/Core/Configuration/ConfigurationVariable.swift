@@ -21,6 +21,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case appleConnectTimeout = "STOREKEEPER_APPLE_CONNECT_TIMEOUT_MS"
     case appleAttemptTimeout = "STOREKEEPER_APPLE_ATTEMPT_TIMEOUT_MS"
     case verifierMaxInFlight = "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT"
+    case jwsExtraRoots = "STOREKEEPER_JWS_EXTRA_ROOTS"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
@@ -31,6 +32,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     // Simulator.
     case simulatorAddress = "STOREKEEPER_SIM_ADDR"
     case simulatorNotificationURL = "STOREKEEPER_SIM_NOTIFICATION_URL"
+    case simulatorNotificationVersion = "STOREKEEPER_SIM_NOTIFICATION_VERSION"
     // Observability.
     case logLevel = "STOREKEEPER_LOG_LEVEL"
     case logFormat = "STOREKEEPER_LOG_FORMAT"
@@ -41,7 +43,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         switch self {
         case .appleProductionURL: "https://buy.itunes.apple.com/verifyReceipt"
         case .appleSandboxURL: "https://sandbox.itunes.apple.com/verifyReceipt"
-        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress: nil
+        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots: nil
         case .httpAddress: "127.0.0.1:8080"
         case .bindingPolicy: "transfer"
         case .dataDirectory: "./data"
@@ -61,6 +63,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .refreshPerMinute: "60"
         case .ledgerSweepInterval: "10000"
         case .simulatorAddress: "127.0.0.1:8090"
+        case .simulatorNotificationVersion: "1"
         case .logLevel: "info"
         case .logFormat: "text"
         }
@@ -88,6 +91,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleConnectTimeout: "connect time-out of one Apple call (ms)"
         case .appleAttemptTimeout: "total time-out of one Apple call (ms)"
         case .verifierMaxInFlight: "Apple calls one verifier keeps in flight before it pushes back"
+        case .jwsExtraRoots:
+            "comma list of PEM files whose certificates are trusted beside Apple Root CA - G3 for signed transactions and v2 notifications (tests and the simulator only; unset in production)"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (all callers together when keys are off); 0: no limit"
@@ -95,7 +100,9 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .refreshPerMinute: "expired auto-renewing subscriptions the ledger re-verifies per minute (0: never)"
         case .ledgerSweepInterval: "how often the ledger looks for expiries and due refreshes (ms)"
         case .simulatorAddress: "storekeeper-sim listen address"
-        case .simulatorNotificationURL: "where storekeeper-sim sends version 1 server notifications"
+        case .simulatorNotificationURL: "where storekeeper-sim sends server notifications"
+        case .simulatorNotificationVersion:
+            "1 (JSON with password and unified_receipt) or 2 (signedPayload, signed with the simulator's test chain)"
         case .logLevel: "trace, debug, info, notice, warning, error or critical"
         case .logFormat: "text (human) or json (one JSON object a line)"
         case .metricsAddress: "host:port serving /metrics for the verifier, ledger and sim (off when unset)"

@@ -40,7 +40,7 @@ struct APIError: Error, Equatable {
         case .unauthorized: status = .unauthorized
         case .alreadyBound: status = .conflict
         case .payloadTooLarge: status = .contentTooLarge
-        case .receiptInvalid, .bundleMismatch, .productMismatch: status = .unprocessableContent
+        case .receiptInvalid, .bundleMismatch, .productMismatch, .signatureInvalid: status = .unprocessableContent
         case .sharedSecretMismatch: status = .badGateway
         case .appleUnavailable: status = .serviceUnavailable
         case .internalError, .deadlineExceeded, .unsupportedContract, .overloaded, nil:

@@ -13,16 +13,22 @@ struct ReceiptSubmission: Sendable, Equatable {
     static func parse(contentType: String?, body: [UInt8]) throws(IntakeError) -> ReceiptSubmission {
         let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         let fields: Fields = mediaType == "application/x-www-form-urlencoded" ? try form(body) : try json(body)
-        guard let userID = fields.userID else { throw .badRequest("user_id is required") }
-        guard (1...128).contains(userID.count),
-            !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw .badRequest("user_id must be 1-128 printable characters") }
+        let userID = try checkedUserID(fields.userID)
         guard let receipt = fields.receiptData else { throw .badRequest("receipt_data is required") }
         return ReceiptSubmission(
             userID: userID, receiptData: try ReceiptDataNormalizer.normalize(receipt),
             transactionID: fields.transactionID.flatMap { $0.isEmpty ? nil : $0 },
             productID: fields.productID.flatMap { $0.isEmpty ? nil : $0 },
             excludeOldTransactions: fields.excludeOldTransactions ?? false)
+    }
+
+    /// The app's user id: required, 1-128 characters, none of them a control character.
+    static func checkedUserID(_ userID: String?) throws(IntakeError) -> String {
+        guard let userID else { throw .badRequest("user_id is required") }
+        guard (1...128).contains(userID.count),
+            !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw .badRequest("user_id must be 1-128 printable characters") }
+        return userID
     }
 
     struct Fields: Decodable {

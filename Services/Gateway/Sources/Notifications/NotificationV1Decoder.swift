@@ -16,11 +16,6 @@ enum NotificationV1Decoder {
         guard let body = try? JSONValueParser.parse(bytes), body.object != nil else {
             throw .badRequest("the notification is not a JSON object")
         }
-        if body["signedPayload"] != nil {
-            throw APIError(
-                status: .unauthorized, code: "unauthorized",
-                message: "version 2 notifications (signedPayload) are not accepted yet")
-        }
         guard let secret = sharedSecret, let password = body["password"]?.text,
             APIKeyMiddleware.constantTimeEqual(
                 Array(SHA256.hash(data: Array(password.utf8))), Array(SHA256.hash(data: Array(secret.revealed.utf8))))

@@ -3,9 +3,9 @@ import Foundation
 import LedgerClient
 import Logging
 
-/// POST /v1/receipts behind the HTTP layer: verify through the pool, check what
-/// the client claimed, then record in the ledger, under ONE deadline carried in
-/// every message. A failure of either hop is a retryable error, never a false
+/// POST /v1/receipts and /v1/transactions behind the HTTP layer: verify
+/// through the pool, check what the client claimed, then record in the ledger,
+/// under ONE deadline carried in every message. A failure of either hop is a retryable error, never a false
 /// success; a retried request is safe because the ledger deduplicates.
 struct ReceiptOrchestrator: Sendable {
     typealias Verify = @Sendable (Envelope) async throws -> Envelope
@@ -25,37 +25,79 @@ struct ReceiptOrchestrator: Sendable {
     }
 
     func submit(_ submission: ReceiptSubmission, requestID: String) async throws(APIError) -> Answer {
-        let now = Self.nowMilliseconds()
-        let verifyBy = now + Self.milliseconds(verifyDeadline)
-        let recordBy = verifyBy + Self.milliseconds(Self.recordAllowance)
         let request = VerifyRequest.with {
             $0.receiptData = submission.receiptData
             $0.excludeOldTransactions = submission.excludeOldTransactions
         }
+        let (result, recordBy) = try await verified(.verifyRequest(request), requestID: requestID)
+        let found = try Self.check(submission, against: result)
+        let outcome = try await record(result, for: submission.userID, requestID: requestID, by: recordBy)
+        return Answer(result: result, outcome: outcome, transactionFound: found)
+    }
+
+    /// POST /v1/transactions: a StoreKit 2 transaction, verified by the pool
+    /// (locally, against Apple's chain) and recorded exactly as a receipt's.
+    func submit(_ submission: SignedTransactionSubmission, requestID: String) async throws(APIError) -> Answer {
+        let request = SignedTransactionRequest.with { $0.signedTransaction = submission.signedTransaction }
+        let (result, recordBy) = try await verified(.signedTransactionRequest(request), requestID: requestID)
+        let outcome = try await record(result, for: submission.userID, requestID: requestID, by: recordBy)
+        return Answer(result: result, outcome: outcome, transactionFound: true)
+    }
+
+    /// The pool's `VerifyResult` for `body`, and the deadline left for recording it.
+    private func verified(_ body: Envelope.OneOf_Body, requestID: String) async throws(APIError) -> (VerifyResult, Int64) {
+        let verifyBy = Self.nowMilliseconds() + Self.milliseconds(verifyDeadline)
         let answer: Envelope
         do {
-            answer = try await verify(Envelope(requestID: requestID, deadlineMilliseconds: verifyBy, body: .verifyRequest(request)))
+            answer = try await verify(Envelope(requestID: requestID, deadlineMilliseconds: verifyBy, body: body))
         } catch {
             throw .unavailable
         }
-        let result: VerifyResult
         switch answer.body {
-        case .verifyResult(let verified): result = verified
+        case .verifyResult(let verified): return (verified, verifyBy + Self.milliseconds(Self.recordAllowance))
         case .failure(let failure): throw APIError(failure)
         default: throw .unavailable
         }
-        let found = try Self.check(submission, against: result)
+    }
+
+    private func record(
+        _ result: VerifyResult, for userID: String, requestID: String, by deadline: Int64
+    ) async throws(APIError) -> RecordOutcome {
         do {
-            let outcome = try await ledger.record(
+            return try await ledger.record(
                 .with {
-                    $0.userID = submission.userID
+                    $0.userID = userID
                     $0.result = result
-                }, requestID: requestID, deadlineMilliseconds: recordBy)
-            return Answer(result: result, outcome: outcome, transactionFound: found)
+                }, requestID: requestID, deadlineMilliseconds: deadline)
         } catch let failure as ServiceFailure {
             throw APIError(failure)
         } catch {
             throw .unavailable
+        }
+    }
+
+    /// A version 2 notification's `signedPayload`, verified and decoded by the pool.
+    func decodeNotification(signedPayload: String, requestID: String) async throws(APIError) -> NotificationApply {
+        let request = SignedNotificationRequest.with {
+            $0.signedPayload = signedPayload
+            $0.receivedAtMs = Self.nowMilliseconds()
+        }
+        let answer: Envelope
+        do {
+            answer = try await verify(
+                Envelope(
+                    requestID: requestID, deadlineMilliseconds: Self.nowMilliseconds() + Self.milliseconds(verifyDeadline),
+                    body: .signedNotificationRequest(request)))
+        } catch {
+            throw .unavailable
+        }
+        switch answer.body {
+        case .notificationApply(let notification): return notification
+        // Spec: a version 2 body that does not verify against Apple's chain is 401.
+        case .failure(let failure) where failure.failureCode == .signatureInvalid:
+            throw APIError(status: .unauthorized, code: "unauthorized", message: failure.message)
+        case .failure(let failure): throw APIError(failure)
+        default: throw .unavailable
         }
     }
 
