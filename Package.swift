@@ -149,7 +149,7 @@ let package = Package(
         .target(
             name: "StorekeeperCLI",
             dependencies: serviceDependencies + [
-                "LedgerClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LedgerClient", "AppleJWS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/CLI/Sources",
             swiftSettings: strict
@@ -210,7 +210,7 @@ let package = Package(
             ],
             path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts"], path: "Tests/SimulatorTests", swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts", "AppleJWS"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "VerifierPoolTests", dependencies: ["VerifierPool"], path: "Tests/VerifierPoolTests", swiftSettings: strict),
         .testTarget(
             name: "LedgerTests", dependencies: ["Ledger", "LedgerClient", "Verifier", "Contracts", "StorekeeperCore", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],

@@ -7,7 +7,7 @@ import Testing
     private func plan(_ variables: [String: String], simulator: Bool, verifiers: Int = 2) throws -> StackPlan {
         StackPlan(
             configuration: try StorekeeperConfiguration(reader: EnvironmentReader(variables)), verifiers: verifiers,
-            withSimulator: simulator, demoSecret: "demo-secret")
+            withSimulator: simulator, demoSecret: "demo-secret", simulatorRootFile: "/tmp/sim-root.pem")
     }
 
     @Test func startsSimulatorFirstAndGatewayLastAndPointsVerifiersAtTheSimulator() throws {
@@ -18,7 +18,10 @@ import Testing
         for verifier in plan.members where verifier.executable == "storekeeper-verifier" {
             #expect(verifier.environment["STOREKEEPER_APPLE_PRODUCTION_URL"] == "http://127.0.0.1:9555/production/verifyReceipt")
             #expect(verifier.environment["STOREKEEPER_APPLE_SANDBOX_URL"] == "http://127.0.0.1:9555/sandbox/verifyReceipt")
+            #expect(verifier.environment["STOREKEEPER_JWS_EXTRA_ROOTS"] == "/tmp/sim-root.pem")
         }
+        // Only the verifiers check signed data.
+        #expect(plan.members.filter { $0.environment["STOREKEEPER_JWS_EXTRA_ROOTS"] != nil }.count == 3)
         #expect(plan.gatewayURL == "http://127.0.0.1:9556")
         #expect(plan.members[0].environment["STOREKEEPER_SIM_NOTIFICATION_URL"] == "http://127.0.0.1:9556/v1/notifications/apple")
     }
@@ -35,6 +38,8 @@ import Testing
             simulator: true)
         #expect(plan.members.allSatisfy { $0.environment["STOREKEEPER_APPLE_SHARED_SECRET"] == nil })
         #expect(plan.members[0].environment["STOREKEEPER_SIM_NOTIFICATION_URL"] == nil)
+        let rooted = try self.plan(["STOREKEEPER_JWS_EXTRA_ROOTS": "/etc/mine.pem"], simulator: true)
+        #expect(rooted.members.allSatisfy { $0.environment["STOREKEEPER_JWS_EXTRA_ROOTS"] == nil })
     }
 
     @Test func aWildcardListenAddressIsReachedOnLoopback() throws {

@@ -81,7 +81,11 @@ import Testing
             account: "a", productID: "pro.monthly", type: .autoRenewable, period: .month, quantity: 1,
             environment: .production, now: t0)
         let notification = try store.refund(transactionID: purchase.transactionID, reason: 1, now: t0 + 1_000)
-        #expect(notification == SimNotification(type: "REFUND", originalTransactionID: purchase.originalTransactionID, environment: .production))
+        #expect(
+            notification
+                == SimNotification(
+                    type: "REFUND", originalTransactionID: purchase.originalTransactionID, environment: .production,
+                    transactionID: purchase.transactionID))
         let answer = try verify(purchase.receiptData, at: .production, store: &store, now: t0 + 2_000)
         let latest = try #require((answer["latest_receipt_info"] as? [[String: Any]])?.first)
         #expect(latest["cancellation_date_ms"] as? String == String(t0 + 1_000))

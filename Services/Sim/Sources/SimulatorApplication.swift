@@ -6,8 +6,9 @@ import StorekeeperCore
 
 /// Builds the services of `storekeeper-sim`, the local App Store: Apple's
 /// verifyReceipt (production and sandbox) on `STOREKEEPER_SIM_ADDR`, an admin
-/// API to mint purchases and drive time, and version 1 server notifications
-/// to `STOREKEEPER_SIM_NOTIFICATION_URL`.
+/// API to mint purchases and drive time, server notifications
+/// to `STOREKEEPER_SIM_NOTIFICATION_URL` (version 1 or 2), and StoreKit 2
+/// signed transactions for what it sells.
 public enum SimulatorApplication {
     public static let executableName = "storekeeper-sim"
     /// The bundle receipts are minted for when STOREKEEPER_BUNDLE_IDS names none.
@@ -21,7 +22,7 @@ public enum SimulatorApplication {
         let client = CurlHTTPClient(logger: context.logger)
         let notifier = SimNotifier(
             simulator: simulator, url: configuration.simulator.notificationURL,
-            password: configuration.apple.sharedSecret?.revealed,
+            password: configuration.apple.sharedSecret?.revealed, version: configuration.simulator.notificationVersion,
             transport: { url, body in
                 try await client.execute(
                     CurlHTTP.HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body)

@@ -34,11 +34,14 @@ public struct StorekeeperConfiguration: Sendable {
 public struct SimulatorSettings: Sendable {
     /// `STOREKEEPER_SIM_ADDR`: where storekeeper-sim listens.
     public var address: SocketAddress
-    /// `STOREKEEPER_SIM_NOTIFICATION_URL`: where it posts version 1 server notifications.
+    /// `STOREKEEPER_SIM_NOTIFICATION_URL`: where it posts server notifications.
     public var notificationURL: String?
+    /// `STOREKEEPER_SIM_NOTIFICATION_VERSION`: 1 (JSON with password) or 2 (signedPayload).
+    public var notificationVersion: Int
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         address = try reader.socketAddress(.simulatorAddress)!
         notificationURL = try reader.httpURL(.simulatorNotificationURL)
+        notificationVersion = try reader.integer(.simulatorNotificationVersion, in: 1...2)
     }
 }

@@ -1,3 +1,4 @@
+import AppleJWS
 import ArgumentParser
 import Foundation
 import Logging
@@ -35,10 +36,14 @@ struct UpCommand: AsyncParsableCommand {
         let logger = Logger(label: "storekeeper")
         let directory = binDir.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        // The simulator's test root, for the verifiers to trust what the simulator signs (public; not a secret).
+        let simulatorRoot = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-simulator-root.pem")
+        if sim { try SimulatorSigningChain.rootCertificatePEM.write(to: simulatorRoot, atomically: true, encoding: .utf8) }
         let supervisor = StackSupervisor(
             plan: StackPlan(
                 configuration: configuration, verifiers: verifiers, withSimulator: sim,
-                demoSecret: (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()),
+                demoSecret: (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined(),
+                simulatorRootFile: simulatorRoot.path),
             binaryDirectory: directory, logger: logger)
         // A closed terminal (SIGHUP) stops the stack like Ctrl-C; a closed output pipe must not kill
         // the supervisor and orphan its children (the children are in their own process groups).

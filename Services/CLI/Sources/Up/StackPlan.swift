@@ -22,7 +22,13 @@ struct StackPlan: Equatable {
     /// the gateway, and when no shared secret is configured all of them share
     /// `demoSecret` (the simulator checks `password` as Apple does, and the
     /// gateway checks it on notifications).
-    init(configuration: StorekeeperConfiguration, verifiers: Int, withSimulator: Bool, demoSecret: String) {
+    /// `simulatorRootFile` holds the simulator's test root (PEM): with the
+    /// simulator, and no roots configured, the verifiers trust it for StoreKit 2
+    /// and version 2 notifications, which the simulator signs.
+    init(
+        configuration: StorekeeperConfiguration, verifiers: Int, withSimulator: Bool, demoSecret: String,
+        simulatorRootFile: String
+    ) {
         gatewayURL = GatewayTarget.localURL(of: configuration.gateway.httpAddress)
         var shared: [String: String] = [:]
         var verifierEnvironment: [String: String] = [:]
@@ -40,6 +46,9 @@ struct StackPlan: Equatable {
             let base = "http://\(configuration.simulator.address)"
             verifierEnvironment[ConfigurationVariable.appleProductionURL.rawValue] = base + "/production/verifyReceipt"
             verifierEnvironment[ConfigurationVariable.appleSandboxURL.rawValue] = base + "/sandbox/verifyReceipt"
+            if configuration.apple.jwsExtraRootFiles.isEmpty {
+                verifierEnvironment[ConfigurationVariable.jwsExtraRoots.rawValue] = simulatorRootFile
+            }
         }
         members.append(Member(name: "ledger", executable: "storekeeper-ledger", environment: [:]))
         for index in 1...max(verifiers, 1) {

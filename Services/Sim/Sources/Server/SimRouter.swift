@@ -27,12 +27,20 @@ enum SimRouter {
                 let made = try simulator.purchase(purchase)
                 return json([
                     "receipt_data": made.receiptData, "transaction_id": made.transactionID,
+                    "signed_transaction": simulator.signedTransaction(made.transactionID) ?? NSNull(),
                     "original_transaction_id": made.originalTransactionID,
                     "expires_date_ms": made.expiresMs.map(String.init) ?? NSNull(),
                 ])
             } catch {
                 throw HTTPError(.conflict, message: "already owned: a non-consumable is bought once")
             }
+        }
+        // StoreKit 2: the JWS the app would get for any transaction (a renewal, say, from Transaction.updates).
+        router.get("/admin/transactions/:transaction_id/signed") { _, context in
+            guard let id = context.parameters.get("transaction_id"), let signed = simulator.signedTransaction(id) else {
+                throw HTTPError(.notFound, message: "unknown transaction")
+            }
+            return json(["signed_transaction": signed])
         }
         router.post("/admin/refunds") { request, context in
             let refund = try await request.decode(as: RefundRequest.self, context: context)
@@ -70,6 +78,7 @@ enum SimRouter {
                 return json([
                     "original_transaction_id": renewal.originalTransactionID,
                     "renewals": notifications.filter { $0.type == "DID_RENEW" }.count,
+                    "transaction_ids": notifications.filter { $0.type == "DID_RENEW" }.compactMap(\.transactionID),
                     "expires_date_ms": String(expires), "now_ms": simulator.now,
                 ])
             } catch {

@@ -1,3 +1,4 @@
+import AppleJWS
 import Contracts
 import Foundation
 import Synchronization
@@ -16,6 +17,8 @@ public final class AppStoreSimulator: Sendable {
 
     public let bundleID: String
     private let responder: SimVerifyResponder
+    /// Signs StoreKit 2 transactions and version 2 notifications (the simulator's test chain).
+    private let signer: SignedDataSigner
     private let state = Mutex(State())
     private let wallClock: @Sendable () -> Int64
 
@@ -26,6 +29,8 @@ public final class AppStoreSimulator: Sendable {
         self.bundleID = bundleID
         self.responder = SimVerifyResponder(bundleID: bundleID, sharedSecret: sharedSecret)
         self.wallClock = wallClock
+        // The chain is a constant of this build: failing to load it is a broken build.
+        self.signer = try! SignedDataSigner.simulator()
     }
 
     /// Simulated now: the wall clock plus every advance.
@@ -122,6 +127,50 @@ public final class AppStoreSimulator: Sendable {
             if let password { body["password"] = password }
             state.notificationsSent += 1
             return Self.serialize(body)
+        }
+    }
+
+    /// StoreKit 2's JWS of one transaction (what `Transaction.jwsRepresentation`
+    /// gives the app); nil when the transaction is unknown.
+    func signedTransaction(_ transactionID: String) -> String? {
+        state.withLock { state -> String? in
+            guard let transaction = state.store.transactions[transactionID] else { return nil }
+            let now = wallClock() + state.clockOffsetMs
+            return try? signer.sign(Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)))
+        }
+    }
+
+    /// The version 2 body, as Apple sends it: `{"signedPayload"}` whose data
+    /// nests the signed transaction it is about and the signed renewal info;
+    /// nil when the transaction is unknown.
+    func notificationBodyV2(_ notification: SimNotification) -> Data? {
+        state.withLock { state -> Data? in
+            let subscription = state.store.subscriptions[notification.originalTransactionID]
+            let transactionID = notification.transactionID ?? subscription?.transactionIDs.last ?? notification.originalTransactionID
+            guard let transaction = state.store.transactions[transactionID] else { return nil }
+            let now = wallClock() + state.clockOffsetMs
+            let environment = SimSignedClaims.environmentName(transaction.environment)
+            var data: [String: Any] = ["bundleId": bundleID, "bundleVersion": "1", "environment": environment]
+            do {
+                data["signedTransactionInfo"] = try signer.sign(
+                    Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)))
+                if let subscription {
+                    let renewsAt = subscription.transactionIDs.last.flatMap { state.store.transactions[$0]?.expiresMs }
+                    data["signedRenewalInfo"] = try signer.sign(
+                        Self.serialize(SimSignedClaims.renewal(subscription, renewalDate: renewsAt, now: now)))
+                }
+                var payload: [String: Any] = [
+                    "notificationType": notification.type, "notificationUUID": UUID().uuidString, "data": data,
+                    "version": "2.0", "signedDate": now,
+                ]
+                if let subtype = SimSignedClaims.subtype(of: notification, subscription: subscription) {
+                    payload["subtype"] = subtype
+                }
+                state.notificationsSent += 1
+                return Self.serialize(["signedPayload": try signer.sign(Self.serialize(payload))])
+            } catch {
+                return nil
+            }
         }
     }
 

@@ -81,9 +81,11 @@ struct SimReceipt: Sendable {
     let transactionIDs: [String]
 }
 
-/// A server notification to send (version 1).
+/// A server notification to send (as version 1 or version 2).
 public struct SimNotification: Sendable, Equatable {
     public let type: String
     public let originalTransactionID: String
     public let environment: AppleEnvironment
+    /// The transaction it is about (a renewal, a refunded one); nil: the subscription's latest.
+    public var transactionID: String? = nil
 }

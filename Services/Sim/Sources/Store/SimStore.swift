@@ -103,7 +103,8 @@ struct SimStore: Sendable {
             subscriptions[transaction.originalID] = subscription
         }
         return SimNotification(
-            type: "REFUND", originalTransactionID: transaction.originalID, environment: transaction.environment)
+            type: "REFUND", originalTransactionID: transaction.originalID, environment: transaction.environment,
+            transactionID: transactionID)
     }
 
     mutating func setAutoRenew(
@@ -161,7 +162,8 @@ struct SimStore: Sendable {
                 subscription.renewals += 1
                 accountTransactions[accountKey(subscription.account, subscription.environment), default: []].append(id)
                 notifications.append(SimNotification(
-                    type: "DID_RENEW", originalTransactionID: originalID, environment: subscription.environment))
+                    type: "DID_RENEW", originalTransactionID: originalID, environment: subscription.environment,
+                    transactionID: id))
             }
             subscriptions[originalID] = subscription
         }
