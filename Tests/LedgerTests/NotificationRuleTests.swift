@@ -105,6 +105,39 @@ struct NotificationRuleTests {
         #expect(entitlement.expiresDateMs == t0 + 7 * minute, "access ended at the refund")
     }
 
+    @Test func aReversedRefundGrantsTheTransactionAgainToItsUser() async throws {
+        let ledger = try await subscribed()
+        var renewals = Make.renewals("1000", count: 2)
+        renewals[1].cancellationDateMs = t0 + 7 * minute
+        #expect(try await ledger.notify(Make.notification("REFUND", otid: "1000", transactions: renewals, signed: t0 + 7 * minute), at: t0 + 7 * minute))
+        #expect(try await ledger.entitlements("u-1", at: t0 + 8 * minute).first?.state == .revoked)
+        let head = try await ledger.headSeq()
+        let reversed = Make.renewals("1000", count: 2)
+        #expect(try await ledger.notify(Make.notification("REFUND_REVERSED", otid: "1000", transactions: reversed, signed: t0 + 8 * minute), at: t0 + 8 * minute))
+        let events = try await ledger.events(after: head)
+        #expect(events.filter { $0.topic == "transaction.granted" }.map(\.userID) == ["u-1"])
+        let entitlement = try #require(try await ledger.entitlements("u-1", at: t0 + 9 * minute).first)
+        #expect(entitlement.state == .active)
+        #expect(entitlement.expiresDateMs == t0 + 10 * minute)
+        // A reversal of what was never refunded changes nothing.
+        let quiet = try await ledger.headSeq()
+        #expect(try await ledger.notify(Make.notification("REFUND_REVERSED", id: "again", otid: "1000", transactions: reversed, signed: t0 + 9 * minute), at: t0 + 9 * minute))
+        #expect(try await ledger.events(after: quiet).filter { $0.topic == "transaction.granted" }.isEmpty)
+    }
+
+    @Test func anExtendedRenewalDateMovesTheExpiry() async throws {
+        let ledger = try await subscribed()
+        var extended = Make.renewals("1000", count: 2)
+        extended[1].expiresDateMs += 3 * 24 * 60 * minute
+        #expect(try await ledger.notify(Make.notification("RENEWAL_EXTENDED", otid: "1000", transactions: [extended[1]], signed: t0 + 8 * minute), at: t0 + 8 * minute))
+        #expect(try await ledger.subscription("1000")?.expiresDateMs == extended[1].expiresDateMs)
+        let entitlement = try #require(try await ledger.entitlements("u-1", at: t0 + 60 * minute).first)
+        #expect(entitlement.state == .active)
+        // A receipt from before the extension does not take it back.
+        _ = try await ledger.record("u-1", Make.result(Make.renewals("1000", count: 2)), at: t0 + 61 * minute)
+        #expect(try await ledger.subscription("1000")?.expiresDateMs == extended[1].expiresDateMs)
+    }
+
     @Test func revokeWithoutCancellationDatesRevokesThePurchase() async throws {
         let ledger = try await subscribed()
         #expect(try await ledger.notify(Make.notification("REVOKE", otid: "1000", signed: t0 + 3 * minute), at: t0 + 3 * minute))

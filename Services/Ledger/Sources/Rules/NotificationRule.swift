@@ -21,6 +21,10 @@ struct NotificationRule {
                 id: notification.notificationID, type: notification.notificationType, subscription: key, at: context.now)
         else { return NotificationOutcome.with { $0.applied = false } }
 
+        let type = NotificationType(rawValue: notification.notificationType)
+        if type == .refundReversed {
+            for transaction in transactions { try TransactionApplier.reinstate(transaction, environment: environment, context) }
+        }
         var scratch = RecordOutcome()
         var owners: [SubscriptionKey: String?] = [:]
         for transaction in transactions {
@@ -29,7 +33,6 @@ struct NotificationRule {
             try TransactionApplier.apply(
                 transaction, environment: environment, creditTo: owners[purchase] ?? nil, context, into: &scratch)
         }
-        let type = NotificationType(rawValue: notification.notificationType)
         let statedAt = notification.signedDateMs > 0 ? notification.signedDateMs : context.now
         if type == .revoke, !transactions.contains(where: { $0.hasCancellationDateMs }) {
             try TransactionApplier.revokeAll(of: key, at: statedAt, context)
@@ -71,7 +74,10 @@ struct NotificationRule {
     }
 }
 
-/// Apple's version 1 notification types (version 2 ones map onto these where they mean the same).
+/// Apple's notification types that change more than what their transactions
+/// and renewal info state (version 2 types of the same name mean the same;
+/// the others, SUBSCRIBED, EXPIRED, GRACE_PERIOD_EXPIRED, OFFER_REDEEMED,
+/// PRICE_INCREASE, REFUND_DECLINED, RENEWAL_EXTENDED, carry all they change).
 enum NotificationType: String, CaseIterable {
     case initialBuy = "INITIAL_BUY"
     case didRenew = "DID_RENEW"
@@ -86,4 +92,6 @@ enum NotificationType: String, CaseIterable {
     case revoke = "REVOKE"
     case priceIncreaseConsent = "PRICE_INCREASE_CONSENT"
     case consumptionRequest = "CONSUMPTION_REQUEST"
+    /// Version 2 only.
+    case refundReversed = "REFUND_REVERSED"
 }

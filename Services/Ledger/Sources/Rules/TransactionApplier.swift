@@ -35,6 +35,11 @@ enum TransactionApplier {
             changed = true
             if stored.isRevoked, stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
         }
+        // Apple extended this period (version 2 RENEWAL_EXTENDED): the same transaction, a later expiry.
+        if let expires = incoming.expiresDateMs, let current = stored.expiresDateMs, expires > current {
+            stored.expiresDateMs = expires
+            changed = true
+        }
         if stored.isRevoked {
             outcome.revoked.append(revocation(stored))
         } else if stored.grantedTo == nil, let user {
@@ -47,6 +52,20 @@ enum TransactionApplier {
             outcome.alreadyGranted.append(stored.key.transactionID)
         }
         if changed { try context.session.update(stored) }
+    }
+
+    /// Apple reversed a refund (version 2 REFUND_REVERSED, which states the
+    /// transaction without its revocation): it counts again, for the user it
+    /// was credited to, who is told by a new `transaction.granted`.
+    static func reinstate(_ transaction: Transaction, environment: AppleEnvironment, _ context: RuleContext) throws {
+        guard !transaction.hasCancellationDateMs,
+            var stored = try context.session.transaction(TransactionKey(environment, transaction.transactionID)),
+            stored.isRevoked
+        else { return }
+        stored.cancellationDateMs = nil
+        stored.cancellationReason = nil
+        try context.session.update(stored)
+        if let user = stored.grantedTo { try context.emit(.granted(stored, to: user, context.origin)) }
     }
 
     /// Revokes every live transaction of a purchase (Apple's REVOKE: family sharing ended).
