@@ -6,13 +6,38 @@ import ZeroMQ
 /// The ledger's disk refuses writes, then takes them again. Full: the running
 /// ledger's file-size limit is lowered under its database with prlimit(1).
 /// Read-only: a preloaded library (Tests/Fixtures/ReadOnlyDiskFault) fails
-/// its writes with EROFS. Meanwhile every record is answered with a retryable
-/// failure and nothing is half-written; afterwards the ledger works again by
-/// itself, without a restart.
+/// its writes with EROFS, as on a disk remounted read-only. Meanwhile every
+/// record is answered with a retryable failure and nothing is half-written;
+/// afterwards the ledger works again by itself, without a restart.
 @Suite("Disk faults: the ledger refuses, then recovers", .serialized)
 struct DiskFaultTests {
     @Test func aFullDiskFailsRecordsRetryablyAndTheLedgerRecoversWhenItIsGone() async throws {
         let ledger = try await LedgerProcess()
+        let pid = ledger.process.pid
+        await Self.refuseThenRecover(
+            ledger, inject: { try Self.limitFileSize(of: pid, to: "4096") },
+            lift: { try Self.limitFileSize(of: pid, to: "unlimited") })
+    }
+
+    @Test func aReadOnlyDiskFailsRecordsRetryablyAndTheLedgerRecoversWhenItIsWritableAgain() async throws {
+        // The fault switch: while this file exists, the preloaded library refuses writes under the data directory.
+        let faultSwitch = FileManager.default.temporaryDirectory.appendingPathComponent("readonly-\(UUID().uuidString)")
+        let ledger = try await LedgerProcess(extraEnvironment: [
+            "LD_PRELOAD": BuildProducts.url(of: "libReadOnlyDiskFault.so").path,
+            "READONLY_FAULT_SWITCH": faultSwitch.path,
+        ])
+        await Self.refuseThenRecover(
+            ledger, inject: { #expect(FileManager.default.createFile(atPath: faultSwitch.path, contents: nil)) },
+            lift: { try FileManager.default.removeItem(at: faultSwitch) })
+        try? FileManager.default.removeItem(at: faultSwitch)
+    }
+
+    /// One record before the fault, three refused during it (reads still
+    /// answered), then the refused ones granted once after it; the events have
+    /// no gap. Stops the ledger.
+    static func refuseThenRecover(
+        _ ledger: LedgerProcess, inject: () throws -> Void, lift: () throws -> Void
+    ) async {
         let context = ZMQContext()
         let client = ledger.client(context)
         let runner = Task { try await client.run() }
@@ -20,19 +45,21 @@ struct DiskFaultTests {
             let before = try await client.record(recordRequest(user: "disk", transactionIDs: ["disk-1"]), requestID: "disk-1")
             #expect(before.granted.map(\.transactionID) == ["disk-1"])
 
-            try Self.limitFileSize(of: ledger.process.pid, to: "4096")
+            try inject()
             for round in 0..<3 {
                 do {
                     _ = try await client.record(
-                        recordRequest(user: "disk", transactionIDs: ["disk-2", "disk-3"]), requestID: "full-\(round)")
+                        recordRequest(user: "disk", transactionIDs: ["disk-2", "disk-3"]), requestID: "refused-\(round)")
                     Issue.record("a record was answered while the disk refused writes")
                 } catch let failure as ServiceFailure {
                     #expect(failure.retryable, "\(failure)")
                 }
             }
-            #expect(ledger.process.isRunning, "the ledger must survive a full disk")
+            // Reads are still answered (a failure would throw).
+            _ = try await client.entitlements(of: "disk", requestID: "read")
+            #expect(ledger.process.isRunning, "the ledger must survive the fault")
 
-            try Self.limitFileSize(of: ledger.process.pid, to: "unlimited")
+            try lift()
             // Nothing of the refused records was kept: they are granted now, once.
             let after = try await client.record(
                 recordRequest(user: "disk", transactionIDs: ["disk-2", "disk-3"]), requestID: "after")
@@ -45,51 +72,6 @@ struct DiskFaultTests {
         } catch {
             Issue.record("\(error)")
         }
-        runner.cancel()
-        #expect(await ledger.stop() == 0)
-    }
-
-    @Test func aReadOnlyDiskFailsRecordsRetryablyAndTheLedgerRecoversWhenItIsWritableAgain() async throws {
-        // The fault switch: while this file exists, the preloaded library refuses writes under the data directory.
-        let faultSwitch = FileManager.default.temporaryDirectory.appendingPathComponent("readonly-\(UUID().uuidString)")
-        let ledger = try await LedgerProcess(extraEnvironment: [
-            "LD_PRELOAD": BuildProducts.url(of: "libReadOnlyDiskFault.so").path,
-            "READONLY_FAULT_SWITCH": faultSwitch.path,
-        ])
-        let context = ZMQContext()
-        let client = ledger.client(context)
-        let runner = Task { try await client.run() }
-        do {
-            let before = try await client.record(recordRequest(user: "ro", transactionIDs: ["ro-1"]), requestID: "ro-1")
-            #expect(before.granted.map(\.transactionID) == ["ro-1"])
-
-            #expect(FileManager.default.createFile(atPath: faultSwitch.path, contents: nil))
-            for round in 0..<3 {
-                do {
-                    _ = try await client.record(
-                        recordRequest(user: "ro", transactionIDs: ["ro-2", "ro-3"]), requestID: "ro-\(round)")
-                    Issue.record("a record was answered while the disk was read-only")
-                } catch let failure as ServiceFailure {
-                    #expect(failure.retryable, "\(failure)")
-                }
-            }
-            // Reads are still answered on a read-only disk (a failure would throw).
-            _ = try await client.entitlements(of: "ro", requestID: "ro-read")
-            #expect(ledger.process.isRunning, "the ledger must survive a read-only disk")
-
-            try FileManager.default.removeItem(at: faultSwitch)
-            let after = try await client.record(
-                recordRequest(user: "ro", transactionIDs: ["ro-2", "ro-3"]), requestID: "ro-after")
-            #expect(Set(after.granted.map(\.transactionID)) == ["ro-2", "ro-3"])
-            let replayed = try await client.record(recordRequest(user: "ro", transactionIDs: ["ro-1"]), requestID: "ro-again")
-            #expect(replayed.granted.isEmpty && replayed.alreadyGranted == ["ro-1"])
-            let events = try await ledger.replayAll(context)
-            #expect(events.map(\.seq) == Array(1...UInt64(max(events.count, 1))))
-            #expect(events.filter { $0.topic == "transaction.granted" }.count == 3)
-        } catch {
-            Issue.record("\(error)")
-        }
-        try? FileManager.default.removeItem(at: faultSwitch)
         runner.cancel()
         #expect(await ledger.stop() == 0)
     }

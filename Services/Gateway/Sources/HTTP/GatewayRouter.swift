@@ -61,14 +61,7 @@ struct GatewayRouter {
             throw error.apiError
         }
         let answer = try await dependencies.orchestrator.submit(submission, requestID: context.requestID)
-        context.logger.info(
-            "receipt recorded",
-            metadata: [
-                "receipt.sha256": "\(answer.result.receiptSha256.prefix(16))",
-                "ledger.granted": "\(answer.outcome.granted.count)",
-                "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
-            ])
-        return try encoded(ReceiptAnswerJSON.receipt(answer, transactionID: submission.transactionID))
+        return try recorded(answer, transactionID: submission.transactionID, context)
     }
 
     static func signedTransaction(
@@ -82,22 +75,32 @@ struct GatewayRouter {
             throw error.apiError
         }
         let answer = try await dependencies.orchestrator.submit(submission, requestID: context.requestID)
+        return try recorded(answer, transactionID: answer.result.transactions.first?.transactionID, context)
+    }
+
+    /// The answer of a receipt or signed transaction the ledger recorded, and its log line.
+    static func recorded(
+        _ answer: ReceiptOrchestrator.Answer, transactionID: String?, _ context: GatewayRequestContext
+    ) throws -> Response {
         context.logger.info(
-            "signed transaction recorded",
+            "receipt recorded",
             metadata: [
-                "jws.sha256": "\(answer.result.receiptSha256.prefix(16))",
+                "receipt.style": "\(answer.result.style)",
+                "receipt.sha256": "\(answer.result.receiptSha256.prefix(16))",
                 "ledger.granted": "\(answer.outcome.granted.count)",
                 "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
             ])
-        let transactionID = answer.result.transactions.first?.transactionID
         return try encoded(ReceiptAnswerJSON.receipt(answer, transactionID: transactionID))
     }
 
     static func entitlements(_ context: GatewayRequestContext, _ dependencies: Dependencies) async throws -> Response {
         // The router hands over the raw path segment: an id with a space or a slash arrives percent-encoded.
-        guard let user = context.parameters.get("user_id")?.removingPercentEncoding, (1...128).contains(user.count),
-            !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw APIError.badRequest("user_id must be 1-128 printable characters") }
+        let user: String
+        do {
+            user = try ReceiptSubmission.checkedUserID(context.parameters.get("user_id")?.removingPercentEncoding)
+        } catch {
+            throw error.apiError
+        }
         do {
             let answer = try await dependencies.ledger.entitlements(
                 of: user, atMilliseconds: 0, requestID: context.requestID,
