@@ -1,8 +1,8 @@
 import Foundation
 
 /// RFC 4648 §5 base64url without padding, as JWS uses it.
-enum Base64URL {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+public enum Base64URL {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -10,7 +10,7 @@ enum Base64URL {
     }
 
     /// Nil unless `text` is strict base64url: no padding, no other alphabet, no whitespace.
-    static func decode(_ text: Substring) -> [UInt8]? {
+    public static func decode(_ text: Substring) -> [UInt8]? {
         guard text.utf8.allSatisfy({ Self.isAlphabet($0) }), text.utf8.count % 4 != 1 else { return nil }
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)

@@ -16,6 +16,9 @@ import SwiftASN1
 public struct SignedDataVerifier: Sendable {
     private let roots: [Certificate]
     private let validationTime: @Sendable () -> Date
+    /// Chains already validated: Apple signs with a handful of leaves, and a
+    /// chain validation costs far more than the signature check.
+    private let validatedChains = ValidatedChains()
 
     /// - Parameters:
     ///   - trustedRoots: Apple Root CA - G3 in production; tests add their own only through configuration.
@@ -47,12 +50,18 @@ public struct SignedDataVerifier: Sendable {
         } catch {
             throw .certificateInvalid
         }
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
-            RFC5280Policy(fixedExpiryValidationTime: validationTime())
-            AppleSigningPolicy()
+        let now = validationTime()
+        let chainKey = parsed.certificateChain[0] + parsed.certificateChain[1]
+        if !validatedChains.contains(chainKey, at: now) {
+            var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+                RFC5280Policy(fixedExpiryValidationTime: now)
+                AppleSigningPolicy()
+            }
+            let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+            guard case .validCertificate(let chain) = result else { throw .chainUntrusted }
+            validatedChains.insert(
+                chainKey, from: chain.map(\.notValidBefore).max() ?? now, until: chain.map(\.notValidAfter).min() ?? now)
         }
-        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
-        guard case .validCertificate = result else { throw .chainUntrusted }
         guard let key = P256.Signing.PublicKey(leaf.publicKey),
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
             key.isValidSignature(signature, for: parsed.signingInput)

@@ -1,3 +1,4 @@
+import AppleJWS
 import Foundation
 
 /// The App Store's signed payloads copied unchanged from `shared/fixtures/apple` into this target's resources.
@@ -23,10 +24,7 @@ enum Fixtures {
 
     /// A JSON object's value at `key` in a JWS's payload (not verified: for picking nested JWS out).
     static func claim(_ key: String, of jws: String) -> Any? {
-        let part = jws.split(separator: ".")[1]
-        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        let object = (try? JSONSerialization.jsonObject(with: Data(base64Encoded: base64) ?? Data())) as? [String: Any]
-        return object?[key]
+        let payload = Base64URL.decode(jws.split(separator: ".")[1]) ?? []
+        return ((try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any])?[key]
     }
 }

@@ -6,18 +6,21 @@ import X509
 @Suite("SignedDataVerifier: App Store JWS against Apple's chain")
 struct SignedDataVerifierTests {
     let apple = SignedDataVerifier(trustedRoots: try! SignedDataVerifier.appleRoots())
+    /// Apple's roots on 2025-10-02, when the real notifications were new (their leaf expires in 2027).
+    let apple2025 = SignedDataVerifier(
+        trustedRoots: try! SignedDataVerifier.appleRoots(), validationTime: { Date(timeIntervalSince1970: 1_759_363_200) })
 
-    @Test("real notifications of 2025 verify now, with their nested transaction and renewal info",
+    @Test("real notifications of 2025 verify, with their nested transaction and renewal info",
           arguments: Fixtures.sessionNotifications)
     func realNotificationsVerify(_ path: String) async throws {
         let jws = try Fixtures.signedPayload(path)
-        let payload = try await apple.verify(jws)
+        let payload = try await apple2025.verify(jws)
         let object = try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
         #expect(object?["notificationUUID"] is String)
         let data = try #require(object?["data"] as? [String: Any])
         for key in ["signedTransactionInfo", "signedRenewalInfo"] {
             let nested = try #require(data[key] as? String)
-            _ = try await apple.verify(nested)
+            _ = try await apple2025.verify(nested)
         }
     }
 
@@ -47,23 +50,38 @@ struct SignedDataVerifierTests {
 
     static let realPath = "notifications-v2/real-apple/session-sandbox-2025/01-did-renew.json"
 
-    @Test("one flipped byte in the header, the payload or the signature is refused", arguments: [0, 1, 2])
-    func flippedBytesAreRefused(part: Int) async throws {
+    @Test("one flipped character in any part is refused", arguments: [0, 1, 2])
+    func flippedCharactersAreRefused(part: Int) async throws {
         let jws = try Fixtures.signedPayload(Self.realPath)
         var parts = jws.split(separator: ".").map(String.init)
-        // Flip one character in the middle of the part (staying in the base64url alphabet).
         var characters = Array(parts[part])
         let index = characters.count / 2
         characters[index] = characters[index] == "A" ? "B" : "A"
         parts[part] = String(characters)
         let tampered = parts.joined(separator: ".")
-        await #expect(throws: SignedDataError.self) { try await apple.verify(tampered) }
+        await #expect(throws: SignedDataError.self) { try await apple2025.verify(tampered) }
+    }
+
+    @Test func aWellFormedChangeToTheHeaderOrThePayloadBreaksTheSignature() async throws {
+        let jws = try Fixtures.signedPayload(Self.realPath)
+        var (header, rest) = try Self.header(of: jws)
+        header["kid"] = "tampered"
+        await #expect(throws: SignedDataError.signatureInvalid) {
+            try await apple2025.verify(try Self.replacingHeader(header, rest))
+        }
+        var parts = jws.split(separator: ".").map(String.init)
+        var payload = try #require(try JSONSerialization.jsonObject(with: Data(Self.decodedPart(jws, 1) ?? [])) as? [String: Any])
+        payload["notificationType"] = "REFUND"
+        parts[1] = Base64URL.encode(try JSONSerialization.data(withJSONObject: payload))
+        await #expect(throws: SignedDataError.signatureInvalid) { try await apple2025.verify(parts.joined(separator: ".")) }
+        // The untouched original verifies: only the change refused them.
+        _ = try await apple2025.verify(jws)
     }
 
     @Test func aTruncatedJWSIsRefused() async throws {
         let jws = try Fixtures.signedPayload(Self.realPath)
         for length in [0, 10, jws.count / 2, jws.count - 1] {
-            await #expect(throws: SignedDataError.self) { try await apple.verify(String(jws.prefix(length))) }
+            await #expect(throws: SignedDataError.self) { try await apple2025.verify(String(jws.prefix(length))) }
         }
     }
 
@@ -75,7 +93,7 @@ struct SignedDataVerifierTests {
         var shortened = header
         shortened["x5c"] = x5c
         await #expect(throws: SignedDataError.certificateChainMissing) {
-            try await apple.verify(try Self.replacingHeader(shortened, rest))
+            try await apple2025.verify(try Self.replacingHeader(shortened, rest))
         }
         let fixture = try Fixtures.text("notifications-v2/apple-lib-test-ca/missing-x5c-header.jws")
         await #expect(throws: SignedDataError.certificateChainMissing) { try await apple.verify(fixture) }
@@ -86,7 +104,7 @@ struct SignedDataVerifierTests {
         var (header, rest) = try Self.header(of: jws)
         header["alg"] = "none"
         await #expect(throws: SignedDataError.unsupportedAlgorithm) {
-            try await apple.verify(try Self.replacingHeader(header, rest))
+            try await apple2025.verify(try Self.replacingHeader(header, rest))
         }
     }
 
@@ -99,7 +117,7 @@ struct SignedDataVerifierTests {
         var (header, rest) = try Self.header(of: forged)
         header["x5c"] = try Self.header(of: jws).0["x5c"]
         await #expect(throws: SignedDataError.signatureInvalid) {
-            try await apple.verify(try Self.replacingHeader(header, rest))
+            try await apple2025.verify(try Self.replacingHeader(header, rest))
         }
     }
 
@@ -118,6 +136,33 @@ struct SignedDataVerifierTests {
         let jws = try chain.signer().sign(Array(#"{"a":1}"#.utf8))
         let configured = SignedDataVerifier(trustedRoots: try SignedDataVerifier.appleRoots(extraRootsPEM: [try chain.rootPEM]))
         await #expect(throws: SignedDataError.chainUntrusted) { try await configured.verify(jws) }
+    }
+
+    @Test func aChainValidatedOnceIsRefusedOnceItHasExpired() async throws {
+        let chain = try TestChain(validFrom: Date() - 86_400, validUntil: Date() + 86_400)
+        let jws = try chain.signer().sign(Array(#"{"a":1}"#.utf8))
+        let clock = Clock()
+        let verifier = SignedDataVerifier(
+            trustedRoots: try SignedDataVerifier.appleRoots(extraRootsPEM: [try chain.rootPEM]), validationTime: { clock.now })
+        _ = try await verifier.verify(jws)
+        _ = try await verifier.verify(jws)  // the remembered chain
+        clock.now = Date() + 2 * 86_400
+        await #expect(throws: SignedDataError.chainUntrusted) { try await verifier.verify(jws) }
+        // A remembered chain never excuses a bad signature.
+        clock.now = Date()
+        var parts = jws.split(separator: ".").map(String.init)
+        parts[1] = Base64URL.encode(Array(#"{"a":2}"#.utf8))
+        await #expect(throws: SignedDataError.signatureInvalid) { try await verifier.verify(parts.joined(separator: ".")) }
+    }
+
+    /// A validation time the test moves.
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var time = Date()
+        var now: Date {
+            get { lock.withLock { time } }
+            set { lock.withLock { time = newValue } }
+        }
     }
 
     @Test func anExpiredTestChainIsRefused() async throws {
@@ -151,9 +196,21 @@ struct SignedDataVerifierTests {
         let header = try JSONSerialization.data(withJSONObject: [
             "alg": "ES256", "x5c": try chain.map { Data(try $0.serializeAsPEM().derBytes).base64EncodedString() },
         ])
-        let jws = Self.base64URL(Array(header)) + "." + Self.base64URL(Array(#"{"a":1}"#.utf8)) + "." + Self.base64URL(Array(repeating: 1, count: 64))
+        let jws = Base64URL.encode(header) + "." + Base64URL.encode(Array(#"{"a":1}"#.utf8)) + "." + Base64URL.encode(Array(repeating: UInt8(1), count: 64))
         let verifier = SignedDataVerifier(trustedRoots: [root], validationTime: { Date(timeIntervalSince1970: 1_761_962_975) })
         await #expect(throws: SignedDataError.chainUntrusted) { try await verifier.verify(jws) }
+    }
+
+    @Test func theValidAppleLibraryTestChainPassesTheChainAndFailsOnlyTheJunkSignature() async throws {
+        let chain = try ["leaf", "intermediate", "root"].map {
+            try Certificate(pemEncoded: try Fixtures.text("certs/apple-lib-test/\($0).pem"))
+        }
+        let header = try JSONSerialization.data(withJSONObject: [
+            "alg": "ES256", "x5c": try chain.map { Data(try $0.serializeAsPEM().derBytes).base64EncodedString() },
+        ])
+        let jws = Base64URL.encode(header) + "." + Base64URL.encode(Array(#"{"a":1}"#.utf8)) + "." + Base64URL.encode(Array(repeating: UInt8(1), count: 64))
+        let verifier = SignedDataVerifier(trustedRoots: [chain[2]], validationTime: { Date(timeIntervalSince1970: 1_761_962_975) })
+        await #expect(throws: SignedDataError.signatureInvalid) { try await verifier.verify(jws) }
     }
 
     @Test func theSimulatorsChainVerifiesWhenConfigured() async throws {
@@ -167,10 +224,7 @@ struct SignedDataVerifierTests {
     // MARK: Helpers
 
     static func decodedPart(_ jws: String, _ index: Int) -> [UInt8]? {
-        var base64 = String(jws.split(separator: ".")[index]).replacingOccurrences(of: "-", with: "+")
-            .replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64).map(Array.init)
+        Base64URL.decode(jws.split(separator: ".")[index])
     }
 
     static func header(of jws: String) throws -> ([String: Any], String) {
@@ -179,11 +233,6 @@ struct SignedDataVerifierTests {
     }
 
     static func replacingHeader(_ header: [String: Any], _ rest: String) throws -> String {
-        base64URL(Array(try JSONSerialization.data(withJSONObject: header))) + "." + rest
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(try JSONSerialization.data(withJSONObject: header)) + "." + rest
     }
 }

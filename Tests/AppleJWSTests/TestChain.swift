@@ -13,6 +13,7 @@ struct TestChain {
     let leaf: Certificate
     let leafKey: P256.Signing.PrivateKey
 
+    // Apple's marker extensions (the values AppleSigningPolicy looks for).
     static let receiptSigningMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let wwdrMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
 

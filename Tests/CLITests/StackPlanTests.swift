@@ -30,6 +30,11 @@ import Testing
         let plan = try plan([:], simulator: true)
         let holders = plan.members.filter { $0.environment["STOREKEEPER_APPLE_SHARED_SECRET"] == "demo-secret" }
         #expect(holders.map(\.name) == ["sim", "verifier-1", "verifier-2", "gateway"])
+        // And the simulator's bundle, which signed data needs.
+        let bundled = plan.members.filter { $0.environment["STOREKEEPER_BUNDLE_IDS"] == "com.example.storekeeper" }
+        #expect(bundled.map(\.name) == ["sim", "verifier-1", "verifier-2", "gateway"])
+        let mine = try self.plan(["STOREKEEPER_BUNDLE_IDS": "com.mine.app"], simulator: true)
+        #expect(mine.members.allSatisfy { $0.environment["STOREKEEPER_BUNDLE_IDS"] == nil })
     }
 
     @Test func aConfiguredSecretAndNotificationURLAreLeftAlone() throws {

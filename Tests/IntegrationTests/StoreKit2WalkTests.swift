@@ -35,7 +35,10 @@ struct StoreKit2WalkTests {
             let tampered = try await HTTPAnswer.call(
                 "POST", gateway + "/v1/transactions",
                 json: ["user_id": "sk2-thief", "signed_transaction": parts.joined(separator: ".")])
-            #expect(tampered.status == 422 || tampered.status == 400)
+            #expect(tampered.status == 422)
+            #expect((tampered.json["error"] as? [String: Any])?["code"] as? String == "signature_invalid")
+            let thief = try await HTTPAnswer.call("GET", gateway + "/v1/users/sk2-thief/entitlements")
+            #expect((thief.json["entitlements"] as? [Any])?.isEmpty == true)
 
             // Two renewals, each reported by a signed DID_RENEW notification.
             var expires: Int64 = 0
@@ -55,9 +58,12 @@ struct StoreKit2WalkTests {
 
             // The latest renewal is refunded: a signed REFUND notification revokes it and stops renewal.
             let refundedID = try #require(renewalIDs.last)
-            let signedRenewal = try await HTTPAnswer.call(
-                "GET", stack.simulator + "/admin/transactions/\(refundedID)/signed")
-            #expect(signedRenewal.json["signed_transaction"] is String)
+            // The app also gets the renewal's JWS (Transaction.updates): it came by notification already.
+            let signedRenewal = try await HTTPAnswer.call("GET", stack.simulator + "/admin/transactions/\(refundedID)/signed")
+            let renewalAnswer = try await HTTPAnswer.call(
+                "POST", gateway + "/v1/transactions",
+                json: ["user_id": "sk2-user", "signed_transaction": signedRenewal.json["signed_transaction"] as? String ?? ""])
+            #expect(renewalAnswer.json["already_granted"] as? [String] == [refundedID])
             _ = try await HTTPAnswer.call("POST", stack.simulator + "/admin/refunds", json: ["transaction_id": refundedID])
             let afterRefund = try await Self.entitlement(of: "sk2-user", at: gateway) { $0["auto_renew"] as? Bool == false }
             #expect(afterRefund?["auto_renew"] as? Bool == false)

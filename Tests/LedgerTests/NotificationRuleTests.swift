@@ -119,10 +119,25 @@ struct NotificationRuleTests {
         let entitlement = try #require(try await ledger.entitlements("u-1", at: t0 + 9 * minute).first)
         #expect(entitlement.state == .active)
         #expect(entitlement.expiresDateMs == t0 + 10 * minute)
-        // A reversal of what was never refunded changes nothing.
+        // The reversal delivered again under another id (Apple retries) grants nothing more.
         let quiet = try await ledger.headSeq()
         #expect(try await ledger.notify(Make.notification("REFUND_REVERSED", id: "again", otid: "1000", transactions: reversed, signed: t0 + 9 * minute), at: t0 + 9 * minute))
         #expect(try await ledger.events(after: quiet).filter { $0.topic == "transaction.granted" }.isEmpty)
+    }
+
+    @Test func aReversedRefundAfterATransferGoesToTheHolderNow() async throws {
+        let ledger = try await subscribed()
+        _ = try await ledger.record("u-2", Make.result(Make.renewals("1000", count: 2)), at: t0 + 2 * minute)
+        #expect(try await ledger.owner("1000") == "u-2")
+        var renewals = Make.renewals("1000", count: 2)
+        renewals[1].cancellationDateMs = t0 + 7 * minute
+        #expect(try await ledger.notify(Make.notification("REFUND", otid: "1000", transactions: renewals, signed: t0 + 7 * minute), at: t0 + 7 * minute))
+        let head = try await ledger.headSeq()
+        #expect(try await ledger.notify(Make.notification("REFUND_REVERSED", otid: "1000", transactions: Make.renewals("1000", count: 2), signed: t0 + 8 * minute), at: t0 + 8 * minute))
+        let granted = try await ledger.events(after: head).filter { $0.topic == "transaction.granted" }
+        #expect(granted.map(\.userID) == ["u-2"])
+        #expect(try await ledger.entitlements("u-2", at: t0 + 9 * minute).first?.state == .active)
+        #expect(try await ledger.entitlements("u-1", at: t0 + 9 * minute).isEmpty)
     }
 
     @Test func anExtendedRenewalDateMovesTheExpiry() async throws {

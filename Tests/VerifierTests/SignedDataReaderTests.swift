@@ -23,13 +23,21 @@ struct SignedDataReaderTests {
         return try #require(body?["signedPayload"] as? String)
     }
 
-    func reader(_ roots: [Certificate], bundles: [String] = []) -> SignedDataReader {
-        SignedDataReader(verifier: SignedDataVerifier(trustedRoots: roots), bundleIDs: bundles)
+    /// The real notifications are checked on 2025-10-02, when they were new: their leaf expires in 2027.
+    static let realNotificationsTime = Date(timeIntervalSince1970: 1_759_363_200)
+
+    func reader(_ roots: [Certificate], bundles: [String] = ["com.example.app"], at time: Date? = nil) -> SignedDataReader {
+        let verifier =
+            time.map { time in SignedDataVerifier(trustedRoots: roots, validationTime: { time }) }
+            ?? SignedDataVerifier(trustedRoots: roots)
+        return SignedDataReader(verifier: verifier, bundleIDs: bundles)
     }
 
+    /// Apple's roots as of when the real notifications were signed, for their app.
+    var real: SignedDataReader { reader(apple, bundles: [Self.sessionBundle], at: Self.realNotificationsTime) }
+
     @Test func aRealRenewalBecomesTheLedgersNotification() async throws {
-        let notification = try await reader(apple, bundles: [Self.sessionBundle])
-            .notification(try Self.signedPayload("01-did-renew"), receivedAtMs: 5)
+        let notification = try await real.notification(try Self.signedPayload("01-did-renew"), receivedAtMs: 5)
         #expect(notification.notificationID == "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7")
         #expect(notification.version == .v2)
         #expect(notification.notificationType == "DID_RENEW")
@@ -49,7 +57,7 @@ struct SignedDataReaderTests {
     }
 
     @Test func aRealRefundCarriesTheRevocationAsACancellation() async throws {
-        let notification = try await reader(apple).notification(try Self.signedPayload("14-refund"), receivedAtMs: 0)
+        let notification = try await real.notification(try Self.signedPayload("14-refund"), receivedAtMs: 0)
         #expect(notification.notificationType == "REFUND")
         let transaction = try #require(notification.transactions.first)
         #expect(transaction.hasCancellationDateMs && transaction.cancellationDateMs > 0)
@@ -57,11 +65,11 @@ struct SignedDataReaderTests {
     }
 
     @Test func aRealExpiryAndAutoRenewChangeCarryTheirRenewalInfo() async throws {
-        let disabled = try await reader(apple).notification(
+        let disabled = try await real.notification(
             try Self.signedPayload("03-did-change-renewal-status-auto-renew-disabled"), receivedAtMs: 0)
         #expect(disabled.subtype == "AUTO_RENEW_DISABLED")
         #expect(disabled.autoRenewStatus == false)
-        let expired = try await reader(apple).notification(try Self.signedPayload("04-expired-voluntary"), receivedAtMs: 0)
+        let expired = try await real.notification(try Self.signedPayload("04-expired-voluntary"), receivedAtMs: 0)
         #expect(expired.notificationType == "EXPIRED" && expired.subtype == "VOLUNTARY")
         #expect(expired.pendingRenewals.first?.expirationIntent == 1)
         #expect(expired.pendingRenewals.first?.isInBillingRetryPeriod == false)
@@ -69,8 +77,18 @@ struct SignedDataReaderTests {
 
     @Test func anotherAppsNotificationIsABundleMismatch() async throws {
         await #expect(throws: ServiceFailure(.bundleMismatch, message: "the signed data belongs to another app")) {
-            try await reader(apple, bundles: ["com.example.other"])
+            try await reader(apple, bundles: ["com.example.other"], at: Self.realNotificationsTime)
                 .notification(try Self.signedPayload("01-did-renew"), receivedAtMs: 0)
+        }
+    }
+
+    @Test func withNoBundleConfiguredNoSignedDataIsAccepted() async throws {
+        let payload = try Self.signedPayload("01-did-renew")
+        do {
+            _ = try await reader(apple, bundles: [], at: Self.realNotificationsTime).notification(payload, receivedAtMs: 0)
+            Issue.record("signed data was accepted with no STOREKEEPER_BUNDLE_IDS")
+        } catch {
+            #expect(error.failureCode == .bundleMismatch)
         }
     }
 
@@ -124,6 +142,28 @@ struct SignedDataReaderTests {
         #expect(transaction.cancellationReason == 1)
     }
 
+    @Test func datesThatAreNotTimesAreRefusedNotTrapped() async throws {
+        for date in [1e300, -5.0] {
+            let jws = try Self.signed(Self.transactionClaims(["expiresDate": date]))
+            await #expect(throws: ServiceFailure.self) { try await reader(withSimulator).transaction(jws, nowMs: 0) }
+        }
+    }
+
+    @Test func onlyAnOfferCodeNamesTheRenewalsOfferCode() async throws {
+        for (type, expected) in [(3, "SPRING"), (2, ""), (4, "")] {
+            let renewal = try Self.signed([
+                "originalTransactionId": "2000000000000000", "environment": "Production", "autoRenewStatus": 1,
+                "offerType": type, "offerIdentifier": type == 3 ? "SPRING" : "promo",
+            ])
+            let payload = try Self.signed([
+                "notificationType": "DID_CHANGE_RENEWAL_PREF", "notificationUUID": UUID().uuidString,
+                "data": ["bundleId": "com.example.app", "environment": "Production", "signedRenewalInfo": renewal],
+            ])
+            let notification = try await reader(withSimulator).notification(payload, receivedAtMs: 0)
+            #expect(notification.pendingRenewals.first?.offerCodeRefName == expected)
+        }
+    }
+
     @Test("claims Storekeeper cannot record are refused", arguments: [
         ["environment": "Xcode"], ["environment": "LocalTesting"], ["bundleId": "com.example.other"], ["productId": ""],
         ["transactionId": ""],
@@ -146,7 +186,9 @@ struct SignedDataReaderTests {
                 subdirectory: "Fixtures/notifications-v2/decoded-claims"))
         var claims = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         // Apple's model says LocalTesting, which Storekeeper refuses: as signed by Apple's tool, it is not a purchase.
-        await #expect(throws: ServiceFailure.self) { try await reader(withSimulator).transaction(try Self.signed(claims), nowMs: 0) }
+        await #expect(throws: ServiceFailure.self) {
+            try await reader(withSimulator, bundles: ["com.example"]).transaction(try Self.signed(claims), nowMs: 0)
+        }
         claims["environment"] = "Sandbox"
         let result = try await reader(withSimulator, bundles: ["com.example"]).transaction(try Self.signed(claims), nowMs: 0)
         let transaction = try #require(result.transactions.first)

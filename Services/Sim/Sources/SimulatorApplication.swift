@@ -11,13 +11,11 @@ import StorekeeperCore
 /// signed transactions for what it sells.
 public enum SimulatorApplication {
     public static let executableName = "storekeeper-sim"
-    /// The bundle receipts are minted for when STOREKEEPER_BUNDLE_IDS names none.
-    public static let defaultBundleID = "com.example.storekeeper"
 
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
         let configuration = context.configuration
         let simulator = AppStoreSimulator(
-            bundleID: configuration.apple.bundleIDs.first ?? defaultBundleID,
+            bundleID: configuration.apple.bundleIDs.first ?? SimulatorSettings.defaultBundleID,
             sharedSecret: configuration.apple.sharedSecret?.revealed)
         let client = CurlHTTPClient(logger: context.logger)
         let notifier = SimNotifier(

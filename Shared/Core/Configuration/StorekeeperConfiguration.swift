@@ -32,6 +32,9 @@ public struct StorekeeperConfiguration: Sendable {
 
 /// The local App Store simulator.
 public struct SimulatorSettings: Sendable {
+    /// The bundle the simulator sells when `STOREKEEPER_BUNDLE_IDS` names none.
+    public static let defaultBundleID = "com.example.storekeeper"
+
     /// `STOREKEEPER_SIM_ADDR`: where storekeeper-sim listens.
     public var address: SocketAddress
     /// `STOREKEEPER_SIM_NOTIFICATION_URL`: where it posts server notifications.

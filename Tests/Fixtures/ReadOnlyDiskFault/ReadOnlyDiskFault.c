@@ -5,7 +5,9 @@
 //
 // Why a preload: a real read-only remount is refused while any file on it is
 // open for writing ("mount point is busy"), and the ledger always has its
-// database open; chmod does not affect descriptors already open.
+// database open; chmod does not affect descriptors already open. Paths are
+// compared as the kernel reports them (/proc/self/fd) or as given: the test
+// gives the ledger an absolute data directory.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,10 +21,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+// Looking at the switch must not disturb errno, which the caller may be about to read.
 static int fault_active(void) {
     const char *switch_path = getenv("READONLY_FAULT_SWITCH");
+    if (switch_path == NULL) return 0;
+    int saved = errno;
     struct stat status;
-    return switch_path != NULL && stat(switch_path, &status) == 0;
+    int active = stat(switch_path, &status) == 0;
+    errno = saved;
+    return active;
 }
 
 static int is_under_data_dir(const char *path) {
@@ -34,10 +41,12 @@ static int is_under_data_dir(const char *path) {
 
 static int refuses_fd(int fd) {
     if (!fault_active()) return 0;
+    int saved = errno;
     char link[64];
     char path[4096];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t length = readlink(link, path, sizeof path - 1);
+    errno = saved;
     if (length <= 0) return 0;
     path[length] = '\0';
     return is_under_data_dir(path);
@@ -71,6 +80,16 @@ ssize_t writev(int fd, const struct iovec *vector, int count) {
     return REAL(writev)(fd, vector, count);
 }
 
+ssize_t pwritev(int fd, const struct iovec *vector, int count, off_t offset) {
+    REFUSE_FD(fd);
+    return REAL(pwritev)(fd, vector, count, offset);
+}
+
+ssize_t pwritev64(int fd, const struct iovec *vector, int count, off64_t offset) {
+    REFUSE_FD(fd);
+    return REAL(pwritev64)(fd, vector, count, offset);
+}
+
 int ftruncate(int fd, off_t length) {
     REFUSE_FD(fd);
     return REAL(ftruncate)(fd, length);
@@ -91,15 +110,30 @@ int fallocate64(int fd, int mode, off64_t offset, off64_t length) {
     return REAL(fallocate64)(fd, mode, offset, length);
 }
 
-int unlink(const char *path) {
+#define REFUSE_PATH(path) \
     if (fault_active() && is_under_data_dir(path)) { errno = EROFS; return -1; }
+
+int unlink(const char *path) {
+    REFUSE_PATH(path);
     return REAL(unlink)(path);
 }
 
-// open's mode argument exists only with O_CREAT (or O_TMPFILE); read it only then.
-#define OPEN_WITH_MODE(real, path, flags)          \
-    mode_t mode = 0;                               \
-    if ((flags) & (O_CREAT | O_TMPFILE)) {         \
+int unlinkat(int directory, const char *path, int flags) {
+    REFUSE_PATH(path);
+    return REAL(unlinkat)(directory, path, flags);
+}
+
+int rename(const char *from, const char *to) {
+    REFUSE_PATH(from);
+    REFUSE_PATH(to);
+    return REAL(rename)(from, to);
+}
+
+// open's mode argument exists only with O_CREAT or O_TMPFILE (whose bits include
+// O_DIRECTORY's, so it is compared whole, as glibc's __OPEN_NEEDS_MODE does).
+#define OPEN_WITH_MODE(real, path, flags)                                        \
+    mode_t mode = 0;                                                             \
+    if (((flags) & O_CREAT) != 0 || ((flags) & O_TMPFILE) == O_TMPFILE) {        \
         va_list arguments;                         \
         va_start(arguments, flags);                \
         mode = va_arg(arguments, mode_t);          \

@@ -36,9 +36,16 @@ struct UpCommand: AsyncParsableCommand {
         let logger = Logger(label: "storekeeper")
         let directory = binDir.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        // The simulator's test root, for the verifiers to trust what the simulator signs (public; not a secret).
-        let simulatorRoot = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-simulator-root.pem")
-        if sim { try SimulatorSigningChain.rootCertificatePEM.write(to: simulatorRoot, atomically: true, encoding: .utf8) }
+        // The simulator's test root, for the verifiers to trust what the simulator signs: public, but in
+        // a directory of this run's own, so nobody else's file can stand in for it.
+        let runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-up-\(UUID().uuidString)")
+        let simulatorRoot = runDirectory.appendingPathComponent("simulator-root.pem")
+        if sim {
+            try FileManager.default.createDirectory(
+                at: runDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try SimulatorSigningChain.rootCertificatePEM.write(to: simulatorRoot, atomically: true, encoding: .utf8)
+        }
+        defer { try? FileManager.default.removeItem(at: runDirectory) }
         let supervisor = StackSupervisor(
             plan: StackPlan(
                 configuration: configuration, verifiers: verifiers, withSimulator: sim,

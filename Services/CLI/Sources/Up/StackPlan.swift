@@ -21,7 +21,8 @@ struct StackPlan: Equatable {
     /// verifiers call the simulator, the simulator posts its notifications to
     /// the gateway, and when no shared secret is configured all of them share
     /// `demoSecret` (the simulator checks `password` as Apple does, and the
-    /// gateway checks it on notifications).
+    /// gateway checks it on notifications); with no bundle configured, all of
+    /// them take the simulator's.
     /// `simulatorRootFile` holds the simulator's test root (PEM): with the
     /// simulator, and no roots configured, the verifiers trust it for StoreKit 2
     /// and version 2 notifications, which the simulator signs.
@@ -36,6 +37,10 @@ struct StackPlan: Equatable {
         if withSimulator {
             if configuration.apple.sharedSecret == nil {
                 shared[ConfigurationVariable.appleSharedSecret.rawValue] = demoSecret
+            }
+            // Signed data needs a bundle to tie it to: the one the simulator sells.
+            if configuration.apple.bundleIDs.isEmpty {
+                shared[ConfigurationVariable.bundleIDs.rawValue] = SimulatorSettings.defaultBundleID
             }
             var simulatorEnvironment = shared
             if configuration.simulator.notificationURL == nil {

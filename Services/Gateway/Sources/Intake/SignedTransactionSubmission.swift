@@ -21,13 +21,10 @@ struct SignedTransactionSubmission: Sendable, Equatable {
             throw .badRequest("the body is not a JSON object")
         }
         let userID = try ReceiptSubmission.checkedUserID(fields.user_id)
-        // A compact JWS: three base64url parts. Whether it is Apple's, the verifier decides.
         guard let jws = fields.signed_transaction?.trimmingCharacters(in: .whitespacesAndNewlines), !jws.isEmpty else {
             throw .badRequest("signed_transaction is required")
         }
-        guard jws.split(separator: ".", omittingEmptySubsequences: false).count == 3,
-            jws.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_.".unicodeScalars.contains($0)) })
-        else { throw .badRequest("signed_transaction is not a compact JWS") }
+        guard CompactJWSShape.matches(jws) else { throw .badRequest("signed_transaction is not a compact JWS") }
         return SignedTransactionSubmission(userID: userID, signedTransaction: jws)
     }
 }

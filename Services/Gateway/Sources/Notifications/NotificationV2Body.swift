@@ -9,7 +9,9 @@ enum NotificationV2Body {
             throw .badRequest("the notification is not a JSON object")
         }
         guard let value = body["signedPayload"] else { return nil }
-        guard case .string(let jws) = value, !jws.isEmpty else { throw .badRequest("signedPayload must be a JWS string") }
+        guard case .string(let jws) = value, CompactJWSShape.matches(jws) else {
+            throw .badRequest("signedPayload must be a compact JWS")
+        }
         return jws
     }
 }

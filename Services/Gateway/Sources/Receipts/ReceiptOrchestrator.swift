@@ -47,17 +47,22 @@ struct ReceiptOrchestrator: Sendable {
     /// The pool's `VerifyResult` for `body`, and the deadline left for recording it.
     private func verified(_ body: Envelope.OneOf_Body, requestID: String) async throws(APIError) -> (VerifyResult, Int64) {
         let verifyBy = Self.nowMilliseconds() + Self.milliseconds(verifyDeadline)
+        guard case .verifyResult(let verified) = try await ask(body, requestID: requestID, by: verifyBy) else {
+            throw .unavailable
+        }
+        return (verified, verifyBy + Self.milliseconds(Self.recordAllowance))
+    }
+
+    /// The pool's answer to `body`; its failure as the API's error.
+    private func ask(_ body: Envelope.OneOf_Body, requestID: String, by deadline: Int64) async throws(APIError) -> Envelope.OneOf_Body? {
         let answer: Envelope
         do {
-            answer = try await verify(Envelope(requestID: requestID, deadlineMilliseconds: verifyBy, body: body))
+            answer = try await verify(Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: body))
         } catch {
             throw .unavailable
         }
-        switch answer.body {
-        case .verifyResult(let verified): return (verified, verifyBy + Self.milliseconds(Self.recordAllowance))
-        case .failure(let failure): throw APIError(failure)
-        default: throw .unavailable
-        }
+        if case .failure(let failure) = answer.body { throw APIError(failure) }
+        return answer.body
     }
 
     private func record(
@@ -82,23 +87,18 @@ struct ReceiptOrchestrator: Sendable {
             $0.signedPayload = signedPayload
             $0.receivedAtMs = Self.nowMilliseconds()
         }
-        let answer: Envelope
-        do {
-            answer = try await verify(
-                Envelope(
-                    requestID: requestID, deadlineMilliseconds: Self.nowMilliseconds() + Self.milliseconds(verifyDeadline),
-                    body: .signedNotificationRequest(request)))
+        let answer: Envelope.OneOf_Body?
+        do throws(APIError) {
+            answer = try await ask(
+                .signedNotificationRequest(request), requestID: requestID,
+                by: Self.nowMilliseconds() + Self.milliseconds(verifyDeadline))
         } catch {
-            throw .unavailable
+            // Spec: a version 2 body that does not verify against Apple's chain is 401.
+            guard error.code == FailureCode.signatureInvalid.rawValue else { throw error }
+            throw APIError(status: .unauthorized, code: "unauthorized", message: error.message)
         }
-        switch answer.body {
-        case .notificationApply(let notification): return notification
-        // Spec: a version 2 body that does not verify against Apple's chain is 401.
-        case .failure(let failure) where failure.failureCode == .signatureInvalid:
-            throw APIError(status: .unauthorized, code: "unauthorized", message: failure.message)
-        case .failure(let failure): throw APIError(failure)
-        default: throw .unavailable
-        }
+        guard case .notificationApply(let notification) = answer else { throw .unavailable }
+        return notification
     }
 
     /// The receipt must hold purchases; a named transaction is looked up, and a

@@ -35,8 +35,9 @@ enum TransactionApplier {
             changed = true
             if stored.isRevoked, stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
         }
-        // Apple extended this period (version 2 RENEWAL_EXTENDED): the same transaction, a later expiry.
-        if let expires = incoming.expiresDateMs, let current = stored.expiresDateMs, expires > current {
+        // The same transaction with a later expiry: Apple extended the period (RENEWAL_EXTENDED, or a
+        // receipt after an extension). Only ever later, so stale input never shortens a subscription.
+        if !stored.isRevoked, let expires = incoming.expiresDateMs, let current = stored.expiresDateMs, expires > current {
             stored.expiresDateMs = expires
             changed = true
         }
@@ -55,8 +56,9 @@ enum TransactionApplier {
     }
 
     /// Apple reversed a refund (version 2 REFUND_REVERSED, which states the
-    /// transaction without its revocation): it counts again, for the user it
-    /// was credited to, who is told by a new `transaction.granted`.
+    /// transaction without its revocation): it counts again, for the user who
+    /// holds the purchase now (after a transfer, not the first one credited),
+    /// who is told by a new `transaction.granted`.
     static func reinstate(_ transaction: Transaction, environment: AppleEnvironment, _ context: RuleContext) throws {
         guard !transaction.hasCancellationDateMs,
             var stored = try context.session.transaction(TransactionKey(environment, transaction.transactionID)),
@@ -64,8 +66,13 @@ enum TransactionApplier {
         else { return }
         stored.cancellationDateMs = nil
         stored.cancellationReason = nil
+        let holder = try context.session.owner(of: stored.subscriptionKey) ?? stored.grantedTo
+        if let holder {
+            stored.grantedTo = holder
+            stored.grantedAtMs = context.now
+        }
         try context.session.update(stored)
-        if let user = stored.grantedTo { try context.emit(.granted(stored, to: user, context.origin)) }
+        if let holder { try context.emit(.granted(stored, to: holder, context.origin)) }
     }
 
     /// Revokes every live transaction of a purchase (Apple's REVOKE: family sharing ended).

@@ -27,11 +27,12 @@ public struct SignedDataReader: Sendable {
         let environment = try Self.environment(claims.environment)
         try checkBundle(claims.bundleId)
         let transaction = try Self.transaction(claims)
+        let signedMs = try claims.signedDate.map(Self.milliseconds) ?? 0
         return VerifyResult.with {
             $0.environment = environment
             $0.style = .signedTransaction
             $0.bundleID = claims.bundleId ?? ""
-            $0.receiptCreationDateMs = claims.signedDate.map(Self.milliseconds) ?? 0
+            $0.receiptCreationDateMs = signedMs
             $0.requestDateMs = nowMs
             $0.transactions = [transaction]
             $0.receiptSha256 = SHA256.hash(data: Array(jws.utf8)).map { String(format: "%02x", $0) }.joined()
@@ -44,12 +45,13 @@ public struct SignedDataReader: Sendable {
         guard let uuid = claims.notificationUUID, !uuid.isEmpty, let type = claims.notificationType, !type.isEmpty else {
             throw Self.invalid("the notification has no notificationUUID or notificationType")
         }
+        let signedMs = try claims.signedDate.map(Self.milliseconds) ?? 0
         var apply = NotificationApply.with {
             $0.notificationID = uuid
             $0.version = .v2
             $0.notificationType = type
             $0.subtype = claims.subtype ?? ""
-            $0.signedDateMs = claims.signedDate.map(Self.milliseconds) ?? 0
+            $0.signedDateMs = signedMs
             $0.receivedAtMs = receivedAtMs
         }
         // A summary (RENEWAL_EXTENSION) or external-purchase notification has no data: nothing per purchase.
@@ -66,7 +68,7 @@ public struct SignedDataReader: Sendable {
         if let signed = data.signedRenewalInfo {
             let renewal: SignedRenewalClaims = try await verified(signed)
             try Self.agree(nil, renewal.environment, with: data)
-            let pending = Self.pendingRenewal(renewal)
+            let pending = try Self.pendingRenewal(renewal)
             if !apply.originalTransactionID.isEmpty, pending.originalTransactionID != apply.originalTransactionID {
                 throw Self.invalid("the renewal info is about another subscription")
             }
@@ -94,9 +96,16 @@ public struct SignedDataReader: Sendable {
         }
     }
 
+    /// Unlike a receipt (whose subscriptions Apple checks against the shared
+    /// secret), a JWS has nothing tying it to this app but its bundleId: with
+    /// no STOREKEEPER_BUNDLE_IDS, any app's purchase would pass, so none does.
     private func checkBundle(_ bundleID: String?) throws(ServiceFailure) {
         guard let bundleID, !bundleID.isEmpty else { throw Self.invalid("the signed data names no bundleId") }
-        guard bundleIDs.isEmpty || bundleIDs.contains(bundleID) else {
+        guard !bundleIDs.isEmpty else {
+            throw ServiceFailure(
+                .bundleMismatch, message: "signed data is refused until STOREKEEPER_BUNDLE_IDS names this app")
+        }
+        guard bundleIDs.contains(bundleID) else {
             throw ServiceFailure(.bundleMismatch, message: "the signed data belongs to another app")
         }
     }
@@ -121,42 +130,49 @@ public struct SignedDataReader: Sendable {
         guard let id = claims.transactionId, !id.isEmpty, let product = claims.productId, !product.isEmpty,
             let purchased = claims.purchaseDate
         else { throw invalid("the signed transaction lacks transactionId, productId or purchaseDate") }
-        return Transaction.with {
-            $0.transactionID = id
-            $0.originalTransactionID = claims.originalTransactionId ?? id
-            $0.productID = product
-            $0.quantity = claims.quantity ?? 1
-            $0.purchaseDateMs = milliseconds(purchased)
-            $0.originalPurchaseDateMs = milliseconds(claims.originalPurchaseDate ?? purchased)
-            if let expires = claims.expiresDate { $0.expiresDateMs = milliseconds(expires) }
-            if let revoked = claims.revocationDate { $0.cancellationDateMs = milliseconds(revoked) }
-            if let reason = claims.revocationReason { $0.cancellationReason = reason }
-            $0.isUpgraded = claims.isUpgraded ?? false
-            $0.webOrderLineItemID = claims.webOrderLineItemId ?? ""
-            $0.subscriptionGroupIdentifier = claims.subscriptionGroupIdentifier ?? ""
-            $0.ownershipType = claims.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
-            // offerType: 1 introductory, 2 promotional, 3 offer code (4 win-back).
-            $0.isInIntroOfferPeriod = claims.offerType == 1
-            if claims.offerType == 2 { $0.promotionalOfferID = claims.offerIdentifier ?? "" }
-            if claims.offerType == 3 { $0.offerCodeRefName = claims.offerIdentifier ?? "" }
-        }
+        var transaction = Transaction()
+        transaction.transactionID = id
+        transaction.originalTransactionID = claims.originalTransactionId ?? id
+        transaction.productID = product
+        transaction.quantity = claims.quantity ?? 1
+        transaction.purchaseDateMs = try milliseconds(purchased)
+        transaction.originalPurchaseDateMs = try milliseconds(claims.originalPurchaseDate ?? purchased)
+        if let expires = claims.expiresDate { transaction.expiresDateMs = try milliseconds(expires) }
+        if let revoked = claims.revocationDate { transaction.cancellationDateMs = try milliseconds(revoked) }
+        if let reason = claims.revocationReason { transaction.cancellationReason = reason }
+        transaction.isUpgraded = claims.isUpgraded ?? false
+        transaction.webOrderLineItemID = claims.webOrderLineItemId ?? ""
+        transaction.subscriptionGroupIdentifier = claims.subscriptionGroupIdentifier ?? ""
+        transaction.ownershipType = claims.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
+        // offerType: 1 introductory, 2 promotional, 3 offer code (4 win-back).
+        transaction.isInIntroOfferPeriod = claims.offerType == 1
+        if claims.offerType == 2 { transaction.promotionalOfferID = claims.offerIdentifier ?? "" }
+        if claims.offerType == 3 { transaction.offerCodeRefName = claims.offerIdentifier ?? "" }
+        return transaction
     }
 
-    static func pendingRenewal(_ claims: SignedRenewalClaims) -> PendingRenewal {
-        PendingRenewal.with {
-            $0.originalTransactionID = claims.originalTransactionId ?? ""
-            $0.productID = claims.productId ?? ""
-            $0.autoRenewProductID = claims.autoRenewProductId ?? ""
-            if let status = claims.autoRenewStatus { $0.autoRenewStatus = status == 1 }
-            if let intent = claims.expirationIntent { $0.expirationIntent = intent }
-            $0.isInBillingRetryPeriod = claims.isInBillingRetryPeriod ?? false
-            if let grace = claims.gracePeriodExpiresDate { $0.gracePeriodExpiresDateMs = milliseconds(grace) }
-            if let consent = claims.priceIncreaseStatus { $0.priceConsentStatus = consent }
-            $0.offerCodeRefName = claims.offerIdentifier ?? ""
-        }
+    static func pendingRenewal(_ claims: SignedRenewalClaims) throws(ServiceFailure) -> PendingRenewal {
+        var pending = PendingRenewal()
+        pending.originalTransactionID = claims.originalTransactionId ?? ""
+        pending.productID = claims.productId ?? ""
+        pending.autoRenewProductID = claims.autoRenewProductId ?? ""
+        if let status = claims.autoRenewStatus { pending.autoRenewStatus = status == 1 }
+        if let intent = claims.expirationIntent { pending.expirationIntent = intent }
+        pending.isInBillingRetryPeriod = claims.isInBillingRetryPeriod ?? false
+        if let grace = claims.gracePeriodExpiresDate { pending.gracePeriodExpiresDateMs = try milliseconds(grace) }
+        if let consent = claims.priceIncreaseStatus { pending.priceConsentStatus = consent }
+        // Only an offer code has a reference name; promotional and win-back ids are not one.
+        if claims.offerType == 3 { pending.offerCodeRefName = claims.offerIdentifier ?? "" }
+        return pending
     }
 
-    static func milliseconds(_ value: Double) -> Int64 { Int64(value.rounded(.down)) }
+    /// Apple's dates are milliseconds (Xcode signs fractions); anything not a sane number is refused.
+    static func milliseconds(_ value: Double) throws(ServiceFailure) -> Int64 {
+        guard let whole = Int64(exactly: value.rounded(.down)), whole >= 0 else {
+            throw invalid("a date in the signed data is not a time")
+        }
+        return whole
+    }
 
     static func invalid(_ message: String) -> ServiceFailure { ServiceFailure(.receiptInvalid, message: message) }
 }

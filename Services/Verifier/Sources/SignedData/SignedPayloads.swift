@@ -33,6 +33,7 @@ struct SignedRenewalClaims: Decodable {
     var gracePeriodExpiresDate: Double?
     var isInBillingRetryPeriod: Bool?
     var priceIncreaseStatus: Int32?
+    var offerType: Int32?
     var offerIdentifier: String?
     var signedDate: Double?
     var environment: String?
