@@ -77,7 +77,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleProductionURL: "production verifyReceipt"
         case .appleSandboxURL: "sandbox verifyReceipt"
         case .appleSharedSecret: "app-specific or primary shared secret, sent as password; never logged"
-        case .bundleIDs: "comma list; a receipt of any other bundle is rejected (bundle_mismatch)"
+        case .bundleIDs:
+            "comma list; a receipt of any other bundle is rejected (bundle_mismatch); signed data is accepted only for these"
         case .httpAddress: "gateway listen address"
         case .apiKeys: "comma list; when set, /v1/receipts and /v1/users/* require Authorization: Bearer KEY"
         case .bindingPolicy: "transfer (a purchase seen under a new user moves to it) or keep (409 already_bound)"
