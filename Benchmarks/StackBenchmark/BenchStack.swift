@@ -78,6 +78,12 @@ struct BenchStack {
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
+    /// CPU seconds each member, and this process (the load generator), used so far.
+    func cpuSeconds() -> [(name: String, seconds: Double)] {
+        members.map { ($0.name, BenchmarkSupport.cpuSeconds($0.process.processIdentifier)) }
+            + [("generator", BenchmarkSupport.cpuSeconds(getpid()))]
+    }
+
     /// Peak resident memory of each member so far (VmHWM), in KiB.
     func peakKiB() -> [(name: String, kib: Int)] {
         members.map { ($0.name, peakResidentKiB($0.process.processIdentifier)) }

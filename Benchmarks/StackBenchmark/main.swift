@@ -58,6 +58,17 @@ func row(_ name: String, _ summary: LoadSummary, extra: String = "") -> String {
 
 let options = Options()
 let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers)
+// Interrupted (Ctrl-C, kill): stop the stack's processes before leaving, or they outlive the benchmark.
+let interruptions = [SIGINT, SIGTERM].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number)
+    source.setEventHandler {
+        stack.stop()
+        exit(130)
+    }
+    source.resume()
+    return source
+}
 do {
     let simulator = HTTPLoadClient(host: "127.0.0.1", port: stack.simPort)
     let gateway = HTTPLoadClient(host: "127.0.0.1", port: stack.gatewayPort)
@@ -88,12 +99,19 @@ do {
 
     // (a)
     let appleBefore = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count")
+    let cpuBefore = stack.cpuSeconds()
     let closed = try await ClosedLoop.run(count: closedBodies.count, concurrency: options.concurrency) { index in
         await post(closedBodies[index])
     }
+    let cpuA = zip(stack.cpuSeconds(), cpuBefore).map { (name: $0.name, seconds: $0.seconds - $1.seconds) }
     let appleCallsA = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count") - appleBefore
     lines.append(row("(a) closed loop, \(options.concurrency) in flight", closed,
         extra: "\(fixed(100 * closed.perSecond / ceiling.perSecond, 0)) % of ceiling; \(Int(appleCallsA)) Apple calls"))
+    // Where (a)'s CPU went, per verification: the profile in one line.
+    let perRequest = cpuA.map { "\($0.name) \(fixed(1_000 * $0.seconds / Double(closed.count), 3))" }
+    let storekeeperCPU = cpuA.filter { $0.name != "sim" && $0.name != "generator" }.map(\.seconds).reduce(0, +)
+    let cpuLine = "(a) CPU ms per verification: " + perRequest.joined(separator: ", ")
+        + "; Storekeeper together \(fixed(1_000 * storekeeperCPU / Double(closed.count), 3))"
 
     // (d) a burst of identical receipts while Apple takes a second.
     try await setLatency(1_000, 1_000)
@@ -137,6 +155,7 @@ do {
     let header = ["scenario".padding(toLength: 34, withPad: " ", startingAt: 0), "requests", "ok", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"]
     print(header.joined(separator: " | "))
     lines.forEach { print($0) }
+    print(cpuLine)
     let peaks = stack.peakKiB()
     print("peak RSS: " + peaks.map { "\($0.name) \($0.kib / 1_024) MiB" }.joined(separator: ", "))
     let storekeeper = peaks.filter { $0.name != "sim" }.map(\.kib).reduce(0, +)

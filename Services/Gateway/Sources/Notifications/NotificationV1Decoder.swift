@@ -32,7 +32,7 @@ enum NotificationV1Decoder {
         let receipt = Self.receipt(of: body, environment: environment)
 
         var notification = NotificationApply()
-        notification.notificationID = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        notification.notificationID = Hex.lowercase(SHA256.hash(data: bytes))
         notification.version = .v1
         notification.notificationType = type
         notification.environment = environment

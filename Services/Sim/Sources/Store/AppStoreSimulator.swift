@@ -11,7 +11,6 @@ public final class AppStoreSimulator: Sendable {
     struct State: Sendable {
         var store = SimStore()
         var clockOffsetMs: Int64 = 0
-        var faults: [AppleEnvironment: FaultPlan] = [:]
         var notificationsSent = 0
     }
 
@@ -20,6 +19,8 @@ public final class AppStoreSimulator: Sendable {
     /// Signs StoreKit 2 transactions and version 2 notifications (the simulator's test chain).
     private let signer: SignedDataSigner
     private let state = Mutex(State())
+    /// Read on every verifyReceipt: a lock of their own, not the store's.
+    private let faultPlans = Mutex<[AppleEnvironment: FaultPlan]>([:])
     private let wallClock: @Sendable () -> Int64
 
     public init(
@@ -87,11 +88,11 @@ public final class AppStoreSimulator: Sendable {
     }
 
     func setFaults(_ plan: FaultPlan, for environment: AppleEnvironment) {
-        state.withLock { $0.faults[environment] = plan }
+        faultPlans.withLock { $0[environment] = plan }
     }
 
     func faults(for environment: AppleEnvironment) -> FaultPlan {
-        state.withLock { $0.faults[environment] ?? FaultPlan() }
+        faultPlans.withLock { $0[environment] ?? FaultPlan() }
     }
 
     /// The version 1 notification body, as Apple sends it: `password` and a
@@ -133,44 +134,51 @@ public final class AppStoreSimulator: Sendable {
     /// StoreKit 2's JWS of one transaction (what `Transaction.jwsRepresentation`
     /// gives the app); nil when the transaction is unknown.
     func signedTransaction(_ transactionID: String) -> String? {
-        state.withLock { state -> String? in
+        let claims = state.withLock { state -> Data? in
             guard let transaction = state.store.transactions[transactionID] else { return nil }
             let now = wallClock() + state.clockOffsetMs
-            return try? signer.sign(Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)))
+            return Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now))
         }
+        // Signed outside the lock: a signature costs more than everything done under it.
+        return claims.flatMap { try? signer.sign($0) }
     }
 
     /// The version 2 body, as Apple sends it: `{"signedPayload"}` whose data
     /// nests the signed transaction it is about and the signed renewal info;
     /// nil when the transaction is unknown.
     func notificationBodyV2(_ notification: SimNotification) -> Data? {
-        state.withLock { state -> Data? in
+        // The claims under the lock; the three signatures outside it.
+        let claims = state.withLock { state -> (transaction: Data, renewal: Data?, environment: String, now: Int64, subtype: String?)? in
             let subscription = state.store.subscriptions[notification.originalTransactionID]
             let transactionID = notification.transactionID ?? subscription?.transactionIDs.last ?? notification.originalTransactionID
             guard let transaction = state.store.transactions[transactionID] else { return nil }
             let now = wallClock() + state.clockOffsetMs
-            let environment = SimSignedClaims.environmentName(transaction.environment)
-            var data: [String: Any] = ["bundleId": bundleID, "bundleVersion": "1", "environment": environment]
-            do {
-                data["signedTransactionInfo"] = try signer.sign(
-                    Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)))
-                if let subscription {
-                    let renewsAt = subscription.transactionIDs.last.flatMap { state.store.transactions[$0]?.expiresMs }
-                    data["signedRenewalInfo"] = try signer.sign(
-                        Self.serialize(SimSignedClaims.renewal(subscription, renewalDate: renewsAt, now: now)))
-                }
-                var payload: [String: Any] = [
-                    "notificationType": notification.type, "notificationUUID": UUID().uuidString, "data": data,
-                    "version": "2.0", "signedDate": now,
-                ]
-                if let subtype = SimSignedClaims.subtype(of: notification, subscription: subscription) {
-                    payload["subtype"] = subtype
-                }
-                state.notificationsSent += 1
-                return Self.serialize(["signedPayload": try signer.sign(Self.serialize(payload))])
-            } catch {
-                return nil
+            state.notificationsSent += 1
+            let renewal = subscription.map { subscription in
+                let renewsAt = subscription.transactionIDs.last.flatMap { state.store.transactions[$0]?.expiresMs }
+                return Self.serialize(SimSignedClaims.renewal(subscription, renewalDate: renewsAt, now: now))
             }
+            return (
+                Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)), renewal,
+                SimSignedClaims.environmentName(transaction.environment), now,
+                SimSignedClaims.subtype(of: notification, subscription: subscription)
+            )
+        }
+        guard let claims else { return nil }
+        do {
+            var data: [String: Any] = [
+                "bundleId": bundleID, "bundleVersion": "1", "environment": claims.environment,
+                "signedTransactionInfo": try signer.sign(claims.transaction),
+            ]
+            if let renewal = claims.renewal { data["signedRenewalInfo"] = try signer.sign(renewal) }
+            var payload: [String: Any] = [
+                "notificationType": notification.type, "notificationUUID": UUID().uuidString, "data": data,
+                "version": "2.0", "signedDate": claims.now,
+            ]
+            if let subtype = claims.subtype { payload["subtype"] = subtype }
+            return Self.serialize(["signedPayload": try signer.sign(Self.serialize(payload))])
+        } catch {
+            return nil
         }
     }
 

@@ -48,7 +48,8 @@ public enum JSONValue: Sendable, Equatable {
         switch self {
         case .integer(let value): value
         case .double(let value) where value == value.rounded() && abs(value) < 9.0e18: Int64(value)
-        case .string(let value): Int64(value.trimmingCharacters(in: .whitespaces))
+        // Apple's numbers come clean; trimming (Foundation, slow) only when they do not.
+        case .string(let value): Int64(value) ?? Int64(value.trimmingCharacters(in: .whitespaces))
         default: nil
         }
     }
@@ -59,10 +60,16 @@ public enum JSONValue: Sendable, Equatable {
         case .bool(let value): value
         case .integer(let value) where value == 0 || value == 1: value == 1
         case .string(let value):
-            switch value.lowercased() {
+            // The exact spellings first: lower-casing every value was a measurable cost.
+            switch value {
             case "true", "1": true
             case "false", "0": false
-            default: nil
+            default:
+                switch value.lowercased() {
+                case "true": true
+                case "false": false
+                default: nil
+                }
             }
         default: nil
         }

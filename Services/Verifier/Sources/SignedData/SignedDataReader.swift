@@ -2,6 +2,7 @@ import AppleJWS
 import Contracts
 import Crypto
 import Foundation
+import StorekeeperCore
 
 /// StoreKit 2 signed transactions and App Store Server Notifications v2,
 /// verified locally (no call to Apple) and normalized into the contracts a
@@ -35,7 +36,7 @@ public struct SignedDataReader: Sendable {
             $0.receiptCreationDateMs = signedMs
             $0.requestDateMs = nowMs
             $0.transactions = [transaction]
-            $0.receiptSha256 = SHA256.hash(data: Array(jws.utf8)).map { String(format: "%02x", $0) }.joined()
+            $0.receiptSha256 = Hex.lowercase(SHA256.hash(data: Array(jws.utf8)))
         }
     }
 

@@ -4,8 +4,8 @@ import CurlHTTP
 import Foundation
 import Logging
 import Metrics
-import Synchronization
 import StorekeeperCore
+import Synchronization
 
 /// Verifies receipts with Apple: environment fallback, retries within the
 /// deadline, a circuit breaker per endpoint, coalescing of identical
@@ -49,7 +49,7 @@ public final class ReceiptVerifier: Sendable {
         }
         metrics.inFlight.record(inFlight.load(ordering: .relaxed))
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        let digest = SHA256.hash(data: Data(request.receiptData.utf8)).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.lowercase(SHA256.hash(data: Data(request.receiptData.utf8)))
         var logger = logger
         logger[metadataKey: "request.id"] = "\(requestID)"
         logger[metadataKey: "receipt.sha256"] = "\(digest.prefix(16))"
