@@ -27,13 +27,28 @@ public final class HTTPLoadClient: Sendable {
 
     /// Sends one request on an idle keep-alive connection (or a new one) and waits for the whole answer.
     public func send(_ method: HTTPMethod, _ path: String, json body: ByteBuffer) async throws -> HTTPExchangeResult {
-        let channel = try await connection()
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
         head.headers.add(name: "Host", value: "\(host):\(port)")
         head.headers.add(name: "Content-Type", value: "application/json")
         head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
+        do {
+            return try await exchange(head, body, on: try await connection())
+        } catch is StaleConnection {
+            // The server closed the kept-alive connection while it was idle (the gateway closes idle
+            // ones), before this request went out: once more, on a new connection.
+            return try await exchange(head, body, on: try await newConnection())
+        }
+    }
+
+    /// The write was refused before the request went out: the connection was closed.
+    struct StaleConnection: Error {}
+
+    private func exchange(_ head: HTTPRequestHead, _ body: ByteBuffer, on channel: any Channel) async throws -> HTTPExchangeResult {
         let promise = channel.eventLoop.makePromise(of: HTTPExchangeResult.self)
-        channel.writeAndFlush(Exchange(head: head, body: body, promise: promise), promise: nil)
+        // A refused write never reaches the handler: it must end the exchange, or the exchange waits forever.
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { _ in promise.fail(StaleConnection()) }
+        channel.writeAndFlush(Exchange(head: head, body: body, promise: promise), promise: written)
         let result = try await promise.futureResult.get()
         if channel.isActive { idle.withLock { $0.append(channel) } }
         return result
@@ -49,8 +64,14 @@ public final class HTTPLoadClient: Sendable {
     }
 
     private func connection() async throws -> any Channel {
-        if let channel = idle.withLock({ $0.popLast() }) { return channel }
-        return try await ClientBootstrap(group: group)
+        while let channel = idle.withLock({ $0.popLast() }) {
+            if channel.isActive { return channel }
+        }
+        return try await newConnection()
+    }
+
+    private func newConnection() async throws -> any Channel {
+        try await ClientBootstrap(group: group)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
