@@ -58,6 +58,7 @@ let package = Package(
                 "CZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/ZeroMQ",
             swiftSettings: strict

@@ -46,14 +46,17 @@ public final class EnvelopeClient: Service, Sendable {
     }
 
     public func run() async throws {
-        try await withThrowingDiscardingTaskGroup { group in
+        defer { failWaiting() }
+        try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
             group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
             group.addTask { try await endingQuietlyOnCancellation { try await self.expiryLoop() } }
             group.addTask { await self.sendLoop() }
-            try? await gracefulShutdown()
-            group.cancelAll()
         }
+    }
+
+    /// The client stopped: whoever still waits hears so now.
+    private func failWaiting() {
         let waiting = state.withLock { state in
             state.stopped = true
             defer { state.waiting = [:] }

@@ -63,15 +63,13 @@ public final class VerifierPoolClient: Service, Sendable {
     public var redispatchedCount: Int { state.withLock { $0.dispatcher.redispatched } }
 
     public func run() async throws {
-        try await withThrowingDiscardingTaskGroup { group in
+        defer { failAll(Unavailable()) }
+        try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
             group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
             group.addTask { try await endingQuietlyOnCancellation { try await self.tickLoop() } }
             group.addTask { await self.sendLoop() }
-            try? await gracefulShutdown()
-            group.cancelAll()
         }
-        failAll(Unavailable())
     }
 
     /// Sends `envelope` to a verifier and waits for its answer, until the envelope's deadline.

@@ -90,20 +90,48 @@ enum BuildProducts {
     }
 }
 
-/// A loopback TCP port nobody listens on right now.
+/// A loopback TCP port nobody listens on right now, for a test to hand to a
+/// process it starts. Taken below the kernel's ephemeral range: a port the
+/// kernel picked (bind to 0) is in that range, and any outgoing connection of
+/// any test may take it between the choice and the bind, which made a process
+/// fail with "Address already in use" now and then. Handed out once per test
+/// run, so two tests never get the same one.
 func freeLoopbackPort() throws -> Int {
+    for _ in 0..<PortAllocator.span {
+        let port = PortAllocator.next()
+        if canBindLoopback(port) { return port }
+    }
+    throw POSIXError(.EADDRNOTAVAIL)
+}
+
+enum PortAllocator {
+    static let low = 20_000
+    /// Up to where the ephemeral range starts (32768 by default on Linux).
+    static let high: Int = {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let start = text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768
+        return max(low + 1_000, min(start, 65_000))
+    }()
+    static var span: Int { high - low }
+    /// Starts at a random place, so test runs side by side rarely meet.
+    private static let cursor = Mutex(Int.random(in: 0..<1_000_000))
+
+    static func next() -> Int {
+        low + cursor.withLock { cursor in
+            cursor += 1
+            return cursor % span
+        }
+    }
+}
+
+private func canBindLoopback(_ port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-        }
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
-    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-    return Int(UInt16(bigEndian: address.sin_port))
 }

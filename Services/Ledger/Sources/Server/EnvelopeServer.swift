@@ -36,11 +36,9 @@ final class EnvelopeServer: Service, Sendable {
     var endpoint: String? { bound.value }
 
     func run() async throws {
-        try await withThrowingDiscardingTaskGroup { group in
+        try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
             group.addTask { try await endingQuietlyOnCancellation { try await self.serve() } }
-            try? await gracefulShutdown()
-            group.cancelAll()
         }
     }
 
