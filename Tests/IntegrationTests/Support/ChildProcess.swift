@@ -91,11 +91,9 @@ enum BuildProducts {
 }
 
 /// A loopback TCP port nobody listens on right now, for a test to hand to a
-/// process it starts. Taken below the kernel's ephemeral range: a port the
-/// kernel picked (bind to 0) is in that range, and any outgoing connection of
-/// any test may take it between the choice and the bind, which made a process
-/// fail with "Address already in use" now and then. Handed out once per test
-/// run, so two tests never get the same one.
+/// process it starts. Handed out once per test run, so two tests never get the
+/// same one, and below the kernel's ephemeral range, where outgoing
+/// connections take their ports.
 func freeLoopbackPort() throws -> Int {
     for _ in 0..<PortAllocator.span {
         let port = PortAllocator.next()
@@ -124,8 +122,12 @@ enum PortAllocator {
     }
 }
 
+/// Close-on-exec: tests start processes from other threads at any moment, and
+/// a child that inherited this probe would keep the port bound for its whole
+/// life, so the process the port was chosen for fails with "Address already in
+/// use" (seen in CI, in about one run of three).
 private func canBindLoopback(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
