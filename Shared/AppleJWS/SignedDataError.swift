@@ -1,7 +1,7 @@
 /// Why a JWS was refused. Each has a stable code for logs and metrics; none
 /// carries the JWS or any of its claims.
 public enum SignedDataError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Not three base64url parts, or a header or payload that is not a JSON object.
+    /// Not three base64url parts, or a header that is not a JSON object.
     case malformed
     /// The header's `alg` is not ES256.
     case unsupportedAlgorithm

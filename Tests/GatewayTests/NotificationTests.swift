@@ -20,10 +20,15 @@ struct NotificationTests {
         return Array(try JSONSerialization.data(withJSONObject: object))
     }
 
+    /// A version 1 body read as the router reads it, with the secret "the-secret".
+    static func decode(_ bytes: [UInt8]) throws -> NotificationApply {
+        guard case .version1(let body) = try NotificationBody.read(bytes) else { throw APIError.badRequest("version 2") }
+        return try NotificationV1Decoder.decode(
+            body, bytes: bytes, sharedSecret: .init("the-secret"), bundleIDs: [], receivedAt: 1)
+    }
+
     @Test func aRealRenewalStatusChangeIsDecoded() throws {
-        let notification = try NotificationV1Decoder.decode(
-            try Self.body("did-change-renewal-status-sandbox-2020"), sharedSecret: .init("the-secret"), bundleIDs: [],
-            receivedAt: 1)
+        let notification = try Self.decode(try Self.body("did-change-renewal-status-sandbox-2020"))
         #expect(notification.notificationType == "DID_CHANGE_RENEWAL_STATUS")
         #expect(notification.environment == .sandbox)
         #expect(notification.originalTransactionID == "1000000723811158")
@@ -36,9 +41,7 @@ struct NotificationTests {
     }
 
     @Test func aRealRefundCarriesItsCancellation() throws {
-        let notification = try NotificationV1Decoder.decode(
-            try Self.body("refund-consumable-prod-2020-redacted"), sharedSecret: .init("the-secret"), bundleIDs: [],
-            receivedAt: 1)
+        let notification = try Self.decode(try Self.body("refund-consumable-prod-2020-redacted"))
         #expect(notification.notificationType == "REFUND")
         #expect(notification.environment == .production)
         #expect(notification.transactions.first?.cancellationDateMs == 1_595_916_053_000)

@@ -142,6 +142,18 @@ struct SignedDataReaderTests {
         #expect(transaction.cancellationReason == 1)
     }
 
+    @Test func aSignedPayloadThatIsNotAJSONObjectIsRefused() async throws {
+        for payload in ["[1]", "not json", ""] {
+            let jws = try SignedDataSigner.simulator().sign(Array(payload.utf8))
+            do {
+                _ = try await reader(withSimulator).transaction(jws, nowMs: 0)
+                Issue.record("the payload \(payload) was accepted")
+            } catch {
+                #expect(error.failureCode == .receiptInvalid)
+            }
+        }
+    }
+
     @Test func datesThatAreNotTimesAreRefusedNotTrapped() async throws {
         for date in [1e300, -5.0] {
             let jws = try Self.signed(Self.transactionClaims(["expiresDate": date]))

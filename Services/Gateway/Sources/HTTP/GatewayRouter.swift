@@ -118,7 +118,8 @@ struct GatewayRouter {
     ) async throws -> Response {
         let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
         let notification: NotificationApply
-        if let signedPayload = try NotificationV2Body.signedPayload(of: body) {
+        switch try NotificationBody.read(body) {
+        case .version2(let signedPayload):
             notification = try await dependencies.orchestrator.decodeNotification(
                 signedPayload: signedPayload, requestID: context.requestID)
             // TEST, and summaries: verified, but about no purchase; nothing to store.
@@ -127,9 +128,9 @@ struct GatewayRouter {
                     "notification acknowledged", metadata: ["notification.type": "\(notification.notificationType)"])
                 return json(["applied": false])
             }
-        } else {
+        case .version1(let parsed):
             notification = try NotificationV1Decoder.decode(
-                body, sharedSecret: dependencies.sharedSecret, bundleIDs: dependencies.bundleIDs,
+                parsed, bytes: body, sharedSecret: dependencies.sharedSecret, bundleIDs: dependencies.bundleIDs,
                 receivedAt: ReceiptOrchestrator.nowMilliseconds())
         }
         do {

@@ -10,12 +10,10 @@ import Verifier
 /// `NotificationApply`; version 1 has no id, so the body's digest is its id
 /// (Apple redelivers the same bytes).
 enum NotificationV1Decoder {
+    /// `body` is `bytes` already parsed (the digest of the bytes is the notification's id).
     static func decode(
-        _ bytes: [UInt8], sharedSecret: Secret?, bundleIDs: [String], receivedAt: Int64
+        _ body: JSONValue, bytes: [UInt8], sharedSecret: Secret?, bundleIDs: [String], receivedAt: Int64
     ) throws(APIError) -> NotificationApply {
-        guard let body = try? JSONValueParser.parse(bytes), body.object != nil else {
-            throw .badRequest("the notification is not a JSON object")
-        }
         guard let secret = sharedSecret, let password = body["password"]?.text,
             APIKeyMiddleware.constantTimeEqual(
                 Array(SHA256.hash(data: Array(password.utf8))), Array(SHA256.hash(data: Array(secret.revealed.utf8))))
