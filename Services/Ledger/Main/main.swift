@@ -1,4 +1,5 @@
 import Ledger
 import StorekeeperCore
 
+EventLoopExecutor.install()
 await ProcessLauncher.run(name: LedgerApplication.executableName, makeServices: LedgerApplication.makeServices)
