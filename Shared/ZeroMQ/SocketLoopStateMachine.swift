@@ -130,6 +130,19 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
         return wakeIfRunning() ? .wake : .none
     }
 
+    /// Whether a `send` may hand its message to libzmq itself, now: the loop
+    /// runs and nothing queued is older (order is kept).
+    var acceptsDirectSend: Bool {
+        phase == .running && !stopRequested && outbox.isEmpty && inFlight == nil
+    }
+
+    /// A `send` handed its message to libzmq itself. Its call may have taken
+    /// the socket's signal of a message waiting (`readable`): returns whether
+    /// to wake the thread, which would not see it otherwise.
+    mutating func sentDirectly(readable: Bool) -> Bool {
+        readable && inbox.count < inboxLimit && wakeIfRunning()
+    }
+
     /// The sender's task was cancelled. Returns its waiter when the message
     /// was still in the outbox (it is withdrawn, never sent). When the thread
     /// is handing it to libzmq right now, the outcome decides: sent, or

@@ -105,6 +105,14 @@ public final class ZMQSocket {
     public var events: ZMQEvents {
         get throws(ZMQError) { ZMQEvents(rawValue: Int16(truncatingIfNeeded: try intOption(ZMQ_EVENTS, "ZMQ_EVENTS"))) }
     }
+
+    /// The descriptor libzmq signals on (`ZMQ_FD`) for polling with plain
+    /// `poll`. It becomes readable when the socket's events *may* have
+    /// changed, and any call on the socket may consume that signal: read
+    /// `events` after each wake-up, and before each wait.
+    public var signalDescriptor: Int32 {
+        get throws(ZMQError) { Int32(try intOption(ZMQ_FD, "ZMQ_FD")) }
+    }
 }
 
 /// A socket belongs to one thread; this keeps anyone from declaring otherwise.

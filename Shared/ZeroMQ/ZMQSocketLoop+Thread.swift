@@ -26,8 +26,12 @@ extension ZMQSocketLoop {
                 let socket = try ZMQSocket(context: context, type: type)
                 defer { socket.close() }
                 try configure(socket)
+                let signal = try socket.signalDescriptor
+                let shared = LockedSocket(socket)
+                locked.withLock { $0.socket = shared }
+                defer { locked.withLock { $0.socket = nil } }
                 logger.debug("ZeroMQ socket loop started")
-                try serve(socket, wakeup: wakeup)
+                try serve(socket, signal: signal, wakeup: wakeup)
             } catch let error as ZMQError where error.isTerminated {
                 logger.debug("ZeroMQ context shut down: socket loop stopping")
             } catch {
@@ -38,92 +42,128 @@ extension ZMQSocketLoop {
         finish(failure)
     }
 
-    /// Turns until a stop is requested. Each turn: snapshot the state, wait in
-    /// `zmq_poll` (finite), empty the pipe, then send and receive what can be
-    /// without blocking. Re-reading `ZMQ_EVENTS` after the wait, rather than
-    /// trusting the poll result, keeps it right should a readiness edge be
-    /// missed.
+    /// Turns until a stop is requested. Each turn reads the state and the
+    /// socket's events together, with the lock held; with nothing to do it
+    /// waits in `poll` (finite) on `ZMQ_FD` and the pipe, and turns again;
+    /// otherwise it sends and receives what can be without blocking. Reading
+    /// the events after every call on the socket (a direct `send` may have
+    /// been the last) and before every wait is what `ZMQ_FD`'s edge
+    /// signalling needs: no readiness is missed.
     ///
-    /// After a turn with traffic, the next `busyTurns` turns yield the core
-    /// and look (`zmq_poll` with time-out 0) instead of sleeping: the task
-    /// just resumed usually hands over its next message within microseconds,
-    /// and catching it without a sleep and a wake-up made the 100,000-message
-    /// echo test about a quarter faster on a busy 2-core machine (mean of six
-    /// runs 8.6 s against 11.3 s), for two extra non-blocking polls per burst.
-    private func serve(_ socket: ZMQSocket, wakeup: WakeupPipe) throws(ZMQError) {
+    /// After a turn with traffic, the next `busyTurns` idle turns yield the
+    /// core and look (time-out 0) instead of sleeping: a message just handed
+    /// over is usually followed by another within microseconds, and catching
+    /// it without a sleep and a wake-up made the 100,000-message echo test
+    /// about a quarter faster on a busy 2-core machine.
+    private func serve(_ socket: ZMQSocket, signal: Int32, wakeup: WakeupPipe) throws(ZMQError) {
         // The last send would block: wait for ZMQ_POLLOUT before trying again.
         var sendBlocked = false
         // ZMQ_POLLOUT said writable and still not one message went (a ROUTER
         // with mandatory routing reports writable while one peer is at its
         // high-water mark): retry on a short timer instead of spinning.
         var pollOutUnreliable = false
+        // That timer ran out: try the blocked send once more.
+        var retryDue = false
         var busyTurnsLeft = 0
         while true {
-            let turn = locked.withLock { $0.machine.beginTurn() }
+            let (turn, events, work) = try locked.withLock {
+                state throws(ZMQError) -> (SocketLoopStateMachine.Turn, ZMQEvents, TurnWork) in
+                let turn = state.machine.beginTurn()
+                let events = try socket.events
+                let work = TurnWork(
+                    send: turn.hasOutgoing
+                        && (!sendBlocked || retryDue || (events.contains(.writable) && !pollOutUnreliable)),
+                    receive: turn.inboxHasRoom && events.contains(.readable))
+                // It turns again before it can wait: changes meanwhile need no wake-up.
+                if work.any || turn.stop { state.machine.pollReturned() }
+                return (turn, events, work)
+            }
             if turn.stop {
                 // One last try for what libzmq takes at once; the rest fails with Closed.
                 if turn.hasOutgoing { _ = try flushOutbox(socket) }
                 return
             }
-            let readyToSend = turn.hasOutgoing && !sendBlocked
-            var interest: ZMQEvents = []
-            if turn.inboxHasRoom { interest.insert(.readable) }
-            if turn.hasOutgoing && sendBlocked && !pollOutUnreliable { interest.insert(.writable) }
-            let timeout: Int
-            if readyToSend {
-                timeout = 0
-            } else if busyTurnsLeft > 0 {
-                busyTurnsLeft -= 1
-                sched_yield()
-                timeout = 0
-            } else if turn.hasOutgoing && pollOutUnreliable {
-                timeout = min(Self.blockedRetryMilliseconds, pollIntervalMilliseconds)
-            } else {
-                timeout = pollIntervalMilliseconds
+            guard work.any else {
+                let timeout: Int
+                if busyTurnsLeft > 0 {
+                    busyTurnsLeft -= 1
+                    sched_yield()
+                    timeout = 0
+                } else if turn.hasOutgoing && pollOutUnreliable {
+                    timeout = min(Self.blockedRetryMilliseconds, pollIntervalMilliseconds)
+                } else {
+                    timeout = pollIntervalMilliseconds
+                }
+                let ready = try ZMQPoller.poll(
+                    [.fileDescriptor(signal, .readable), .fileDescriptor(wakeup.readEnd, .readable)],
+                    timeoutMilliseconds: timeout)
+                if !ready[1].isEmpty { wakeup.drain() }
+                retryDue = turn.hasOutgoing && pollOutUnreliable
+                continue
             }
-            let ready = try ZMQPoller.poll(
-                [.socket(socket, interest), .fileDescriptor(wakeup.readEnd, .readable)], timeoutMilliseconds: timeout)
-            locked.withLock { $0.machine.pollReturned() }
-            var traffic = !ready[1].isEmpty
-            if traffic { wakeup.drain() }
-            let events = try socket.events
-            if turn.hasOutgoing && (!sendBlocked || pollOutUnreliable || events.contains(.writable)) {
+            var traffic = false
+            if work.send {
                 let signalledWritable = sendBlocked && events.contains(.writable)
                 let flushed = try flushOutbox(socket)
                 sendBlocked = flushed.blocked
                 pollOutUnreliable = flushed.blocked && flushed.sent == 0 && (signalledWritable || pollOutUnreliable)
-                traffic = traffic || flushed.sent > 0
+                retryDue = false
+                traffic = flushed.sent > 0
             }
-            if turn.inboxHasRoom && events.contains(.readable) {
+            if work.receive {
                 traffic = try fillInbox(socket) > 0 || traffic
             }
             if traffic { busyTurnsLeft = Self.busyTurns }
         }
     }
 
+    /// What a turn found to do.
+    struct TurnWork {
+        var send: Bool
+        var receive: Bool
+        var any: Bool { send || receive }
+    }
+
+    /// What became of the oldest queued message.
+    private enum FlushStep {
+        case empty
+        case sent(CheckedContinuation<Void, any Error>)
+        /// Back in the outbox; the waiter is that of a sender cancelled meanwhile.
+        case blocked(CheckedContinuation<Void, any Error>?)
+        case failed(CheckedContinuation<Void, any Error>, ZMQError)
+    }
+
     /// Hands queued messages to libzmq, oldest first, until the outbox is
     /// empty, a batch went out, or libzmq would block (`blocked`). `sent`
-    /// counts the messages libzmq took.
+    /// counts the messages libzmq took. Waiters are resumed outside the lock.
     private func flushOutbox(_ socket: ZMQSocket) throws(ZMQError) -> (blocked: Bool, sent: Int) {
         var sent = 0
         for _ in 0..<Self.batchLimit {
-            guard let message = locked.withLock({ $0.machine.takeNextSend() }) else { return (false, sent) }
-            let accepted: Bool
-            do {
-                accepted = try socket.send(message.frames, dontWait: true)
-            } catch {
-                locked.withLock { $0.machine.sendCompleted() }
-                message.waiter.resume(throwing: error)
-                if error.isTerminated { throw error }
-                continue
+            let step = locked.withLock { state -> FlushStep in
+                guard let message = state.machine.takeNextSend() else { return .empty }
+                do throws(ZMQError) {
+                    guard try socket.send(message.frames, dontWait: true) else {
+                        return .blocked(state.machine.sendWouldBlock(message))
+                    }
+                    state.machine.sendCompleted()
+                    return .sent(message.waiter)
+                } catch {
+                    state.machine.sendCompleted()
+                    return .failed(message.waiter, error)
+                }
             }
-            if accepted {
-                locked.withLock { $0.machine.sendCompleted() }
-                message.waiter.resume()
+            switch step {
+            case .empty:
+                return (false, sent)
+            case .sent(let waiter):
+                waiter.resume()
                 sent += 1
-            } else {
-                locked.withLock { $0.machine.sendWouldBlock(message) }?.resume(throwing: CancellationError())
+            case .blocked(let cancelled):
+                cancelled?.resume(throwing: CancellationError())
                 return (true, sent)
+            case .failed(let waiter, let error):
+                waiter.resume(throwing: error)
+                if error.isTerminated { throw error }
             }
         }
         return (false, sent)
@@ -133,13 +173,16 @@ extension ZMQSocketLoop {
     /// none is left, a batch came in, or the inbox is full. Returns how many.
     private func fillInbox(_ socket: ZMQSocket) throws(ZMQError) -> Int {
         var received = 0
-        while received < Self.batchLimit, let message = try socket.receive(dontWait: true) {
-            received += 1
-            let (receiver, full) = locked.withLock { state in
-                (state.machine.deliver(message), state.machine.inboxIsFull)
+        while received < Self.batchLimit {
+            let step = try locked.withLock {
+                state throws(ZMQError) -> (receiver: CheckedContinuation<[[UInt8]], any Error>?, message: [[UInt8]], full: Bool)? in
+                guard let message = try socket.receive(dontWait: true) else { return nil }
+                return (state.machine.deliver(message), message, state.machine.inboxIsFull)
             }
-            receiver?.resume(returning: message)
-            if full { break }
+            guard let step else { break }
+            received += 1
+            step.receiver?.resume(returning: step.message)
+            if step.full { break }
         }
         return received
     }

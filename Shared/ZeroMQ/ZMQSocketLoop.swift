@@ -6,21 +6,32 @@ import Synchronization
 ///
 /// ## Threading model
 ///
-/// libzmq sockets are not thread-safe and their calls block, so a socket may
-/// neither move between threads nor run on Swift's cooperative pool (two
-/// threads on a 2-core machine: one blocked call would stall half the
-/// process). So `run()` starts one dedicated thread, which creates the socket,
-/// runs `configure` on it (bind or connect, options), and then loops: it waits
-/// in `zmq_poll` (never longer than `pollIntervalMilliseconds`) on the socket
+/// libzmq sockets are not thread-safe and their blocking calls must not run
+/// on Swift's cooperative pool (two threads on a 2-core machine: one blocked
+/// call would stall half the process). So `run()` starts one dedicated
+/// thread, which creates the socket, runs `configure` on it (bind or connect,
+/// options), and then loops: it waits in `poll` (never longer than
+/// `pollIntervalMilliseconds`) on the socket's signal descriptor (`ZMQ_FD`)
 /// and on the read end of a self-pipe, moves messages between libzmq and two
 /// queues, and at the end closes the socket on that same thread.
 ///
-/// Async callers never touch the socket. They meet the thread in a state
-/// machine (`SocketLoopStateMachine`) behind a `Mutex`: `send` puts its
-/// message in the outbox and writes a byte to the pipe, which wakes the
-/// thread's `zmq_poll`; `receive` takes a message from the inbox, or waits
-/// for the thread to hand it one. Each call suspends on a checked
+/// Async callers meet the thread in a state machine
+/// (`SocketLoopStateMachine`) behind a `Mutex`, and every libzmq call on the
+/// socket, by anyone, is made holding that lock: that is the full memory
+/// barrier libzmq asks for when a socket is used from more than one thread,
+/// and the thread never holds it while it waits. So `send` hands its message
+/// to libzmq itself when nothing older is queued: no thread hop and no
+/// suspension, which halved what a message cost under load. Otherwise (the
+/// loop is not running yet, older messages wait, libzmq would block) it puts
+/// the message in the outbox, writes a byte to the pipe to wake the thread,
+/// and suspends. `receive` takes a message from the inbox, or waits for the
+/// thread to hand it one. Each waiting call suspends on a checked
 /// continuation that exactly one party resumes.
+///
+/// `ZMQ_FD` only says that the socket's events may have changed, and any call
+/// on the socket may take that signal. The thread therefore reads
+/// `ZMQ_EVENTS` before each wait and does not wait when there is work, and a
+/// `send` that finds a message waiting after its own call wakes the thread.
 ///
 /// ## Back-pressure, both ways
 ///
@@ -73,6 +84,8 @@ public final class ZMQSocketLoop: Sendable {
         /// Set while the thread runs; writing to it with the lock held is one non-blocking write.
         var wakeup: WakeupPipe?
         var finished: CheckedContinuation<Void, any Error>?
+        /// The socket while the thread serves it: touched only with the lock held.
+        var socket: LockedSocket?
 
         func wake() { wakeup?.wake() }
     }
@@ -151,6 +164,7 @@ public final class ZMQSocketLoop: Sendable {
     /// (then it is never sent). Throws `EINVAL` for an empty message.
     public func send(_ frames: [[UInt8]]) async throws {
         guard !frames.isEmpty else { throw ZMQError(code: EINVAL, operation: "zmq_send") }
+        if !Task.isCancelled, try sendDirectly(frames) { return }
         let id = locked.withLock { $0.machine.makeID() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -191,6 +205,20 @@ public final class ZMQSocketLoop: Sendable {
         }
     }
 
+    /// Hands `frames` to libzmq on the caller's thread, with the lock held.
+    /// False, having sent nothing, when the message must be queued instead:
+    /// the loop does not run, older messages wait, or libzmq would block.
+    private func sendDirectly(_ frames: [[UInt8]]) throws(ZMQError) -> Bool {
+        try locked.withLock { state throws(ZMQError) -> Bool in
+            guard state.machine.acceptsDirectSend, let socket = state.socket?.socket else { return false }
+            guard try socket.send(frames, dontWait: true) else { return false }
+            // Should reading the events fail, the thread is woken to meet the failure itself.
+            let readable = (try? socket.events)?.contains(.readable) ?? true
+            if state.machine.sentDirectly(readable: readable) { state.wake() }
+            return true
+        }
+    }
+
     // MARK: For tests and diagnostics
 
     /// Messages handed to `send` that libzmq has not taken yet.
@@ -199,6 +227,13 @@ public final class ZMQSocketLoop: Sendable {
     var waitingReceiverCount: Int { locked.withLock { $0.machine.waitingReceiverCount } }
     /// Received messages waiting for a `receive`.
     var bufferedMessageCount: Int { locked.withLock { $0.machine.bufferedMessageCount } }
+}
+
+/// The loop's socket, shared by its thread and direct senders. Only ever
+/// used with the loop's lock held, which is what makes it safe to share.
+final class LockedSocket: @unchecked Sendable {
+    let socket: ZMQSocket
+    init(_ socket: ZMQSocket) { self.socket = socket }
 }
 
 extension SocketLoopFailure {

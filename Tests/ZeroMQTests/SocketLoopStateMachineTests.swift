@@ -25,6 +25,31 @@ import Testing
         #expect(machine.takeNextSend()?.waiter == "early")
     }
 
+    @Test func directSendsKeepOrderAndWakeTheThreadOnlyForAMessageItMightMiss() {
+        var machine = Machine(inboxLimit: 1)
+        #expect(!machine.acceptsDirectSend, "no socket before run")
+        _ = send(&machine, "early")
+        _ = machine.start()
+        #expect(!machine.acceptsDirectSend, "an older message waits")
+        _ = machine.beginTurn()
+        _ = machine.takeNextSend()
+        #expect(!machine.acceptsDirectSend, "an older message is being sent")
+        machine.sendCompleted()
+        #expect(machine.acceptsDirectSend)
+        let quiet = machine.sentDirectly(readable: false)
+        let signalTaken = machine.sentDirectly(readable: true)
+        let alreadyWoken = machine.sentDirectly(readable: true)
+        #expect(!quiet)
+        #expect(signalTaken, "the send may have taken the socket's signal")
+        #expect(!alreadyWoken, "a wake-up is already pending")
+        _ = machine.beginTurn()
+        _ = machine.deliver([[1]])
+        let inboxFull = machine.sentDirectly(readable: true)
+        #expect(!inboxFull, "the inbox is full: the thread does not read anyway")
+        _ = machine.requestStop()
+        #expect(!machine.acceptsDirectSend)
+    }
+
     @Test func wouldBlockKeepsTheMessageAtTheHead() {
         var machine = Machine(inboxLimit: 10)
         _ = machine.start()
