@@ -13,8 +13,8 @@ enum SocketLoopFailure: Equatable {
 /// in a `Mutex`), no real continuations (`SendWaiter` and `ReceiveWaiter` are
 /// generic so tests drive it with plain values), so each race has a test.
 ///
-/// Every waiter sits in exactly one place (the outbox, the message in flight,
-/// the waiting receivers) until the party that takes it out resumes it: that
+/// Every waiter sits in exactly one place (the outbox, the message the thread
+/// is sending, the waiting receivers) until the party that takes it out resumes it: that
 /// is what makes each continuation resume exactly once.
 struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
     typealias Message = [[UInt8]]
@@ -46,14 +46,11 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
     private(set) var phase = Phase.notStarted
     private(set) var stopRequested = false
     private var outbox = Deque<OutgoingMessage>()
-    /// The message the thread took from the outbox and is handing to libzmq;
-    /// `cancelled` when its sender's task was cancelled meanwhile.
-    private var inFlight: (id: UInt64, cancelled: Bool)?
     private var inbox = Deque<Message>()
     private var receivers = Deque<(id: UInt64, waiter: ReceiveWaiter)>()
     private var nextID: UInt64 = 0
     /// No wake-up is needed: one was written and the thread has not begun a
-    /// turn since, or the thread is past its `zmq_poll` and begins another
+    /// turn since, or the thread has found work and begins another
     /// turn (which sees every change) before it can block again. Another
     /// would be a wasted syscall and a spurious turn.
     private var wakePending = false
@@ -63,7 +60,7 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
         self.inboxLimit = inboxLimit
     }
 
-    var queuedSendCount: Int { outbox.count + (inFlight == nil ? 0 : 1) }
+    var queuedSendCount: Int { outbox.count }
     var waitingReceiverCount: Int { receivers.count }
     var bufferedMessageCount: Int { inbox.count }
     var inboxIsFull: Bool { inbox.count >= inboxLimit }
@@ -96,7 +93,8 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
         return Turn(stop: stopRequested, hasOutgoing: !outbox.isEmpty, inboxHasRoom: inbox.count < inboxLimit)
     }
 
-    /// The thread's `zmq_poll` returned: until its next turn, changes need no wake-up.
+    /// The thread found work this turn: until its next turn, which it begins
+    /// before it can wait again, changes need no wake-up.
     mutating func pollReturned() {
         wakePending = true
     }
@@ -108,7 +106,6 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
         leftovers.sends = outbox.map(\.waiter)
         leftovers.receives = receivers.map(\.waiter)
         outbox.removeAll()
-        inFlight = nil
         inbox.removeAll()
         receivers.removeAll()
         return leftovers
@@ -133,49 +130,37 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
     /// Whether a `send` may hand its message to libzmq itself, now: the loop
     /// runs and nothing queued is older (order is kept).
     var acceptsDirectSend: Bool {
-        phase == .running && !stopRequested && outbox.isEmpty && inFlight == nil
+        phase == .running && !stopRequested && outbox.isEmpty
     }
 
-    /// A `send` handed its message to libzmq itself. Its call may have taken
-    /// the socket's signal of a message waiting (`readable`): returns whether
-    /// to wake the thread, which would not see it otherwise.
-    mutating func sentDirectly(readable: Bool) -> Bool {
-        readable && inbox.count < inboxLimit && wakeIfRunning()
+    /// A `send` called libzmq itself, which may have taken the socket's
+    /// signal, and the thread might then sleep through what it announced.
+    /// Returns whether to wake the thread: after a successful send, only for
+    /// a message waiting (`readable`) that the thread may take; after a send
+    /// that failed or would block, always (even a shutdown's signal can be
+    /// taken that way).
+    mutating func calledSocketDirectly(sent: Bool, readable: Bool) -> Bool {
+        if sent && !(readable && inbox.count < inboxLimit) { return false }
+        return wakeIfRunning()
     }
 
     /// The sender's task was cancelled. Returns its waiter when the message
-    /// was still in the outbox (it is withdrawn, never sent). When the thread
-    /// is handing it to libzmq right now, the outcome decides: sent, or
-    /// withdrawn if libzmq would block.
+    /// is still in the outbox (it is withdrawn, never sent). The thread takes
+    /// a message and hands it to libzmq in one hold of the lock, so a message
+    /// not in the outbox has been sent.
     mutating func cancelSend(id: UInt64) -> SendWaiter? {
-        if let index = outbox.firstIndex(where: { $0.id == id }) {
-            return outbox.remove(at: index).waiter
-        }
-        if inFlight?.id == id { inFlight?.cancelled = true }
-        return nil
+        guard let index = outbox.firstIndex(where: { $0.id == id }) else { return nil }
+        return outbox.remove(at: index).waiter
     }
 
     /// The thread takes the oldest message to hand to libzmq.
     mutating func takeNextSend() -> OutgoingMessage? {
-        precondition(inFlight == nil, "one message in flight at a time")
-        guard let next = outbox.popFirst() else { return nil }
-        inFlight = (next.id, false)
-        return next
+        outbox.popFirst()
     }
 
-    /// libzmq took the message, or refused it with an error: the thread resumes its waiter.
-    mutating func sendCompleted() {
-        inFlight = nil
-    }
-
-    /// libzmq would block: the message goes back to the head of the outbox
-    /// (order is kept), unless its sender was cancelled meanwhile; then its
-    /// waiter is returned to fail with `.cancelled`.
-    mutating func sendWouldBlock(_ message: OutgoingMessage) -> SendWaiter? {
-        defer { inFlight = nil }
-        if inFlight?.cancelled == true { return message.waiter }
+    /// libzmq would block: the message goes back to the head of the outbox (order is kept).
+    mutating func sendWouldBlock(_ message: OutgoingMessage) {
         outbox.prepend(message)
-        return nil
     }
 
     // MARK: Receiving

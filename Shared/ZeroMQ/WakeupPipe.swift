@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// A self-pipe that lets async code wake a socket thread waiting in
-/// `zmq_poll`: the read end is polled beside the socket, and any task writes a
+/// `poll`: the read end is polled beside the socket, and any task writes a
 /// byte to the other. Both ends are non-blocking and close-on-exec (the CLI
 /// starts child processes, which must not inherit them). A class, so the
 /// descriptors stay open while any party may still write.
@@ -38,7 +38,7 @@ final class WakeupPipe: Sendable {
         _ = write(writeEnd, &byte, 1)
     }
 
-    /// Empties the read end, so the next `zmq_poll` waits again.
+    /// Empties the read end, so the next `poll` waits again.
     func drain() {
         var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let size = MemoryLayout.size(ofValue: buffer)

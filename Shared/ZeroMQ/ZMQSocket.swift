@@ -2,9 +2,10 @@ import CZeroMQ
 
 /// One libzmq socket.
 ///
-/// Not `Sendable`: libzmq sockets are not thread-safe, so a socket is created,
-/// used and closed on one thread. To use one from async code, let a
-/// `ZMQSocketLoop` own it on a thread of its own.
+/// Not `Sendable`: libzmq sockets are not thread-safe. A socket is used by one
+/// thread, or by several whose uses a lock keeps apart (the full memory
+/// barrier libzmq asks for). To use one from async code, let a
+/// `ZMQSocketLoop` own it.
 ///
 /// Every call is a plain libzmq call on the current thread; the blocking ones
 /// (`send` and `receive` without `dontWait`) must not run on Swift's
@@ -101,7 +102,7 @@ public final class ZMQSocket {
 
     /// What the socket can do right now without blocking (`ZMQ_EVENTS`).
     /// Reading it also makes libzmq process pending commands, which is why
-    /// loops re-check it after `zmq_poll`.
+    /// loops read it before they wait.
     public var events: ZMQEvents {
         get throws(ZMQError) { ZMQEvents(rawValue: Int16(truncatingIfNeeded: try intOption(ZMQ_EVENTS, "ZMQ_EVENTS"))) }
     }
@@ -115,6 +116,6 @@ public final class ZMQSocket {
     }
 }
 
-/// A socket belongs to one thread; this keeps anyone from declaring otherwise.
+/// A socket is not safe to share without a lock; this keeps anyone from declaring otherwise.
 @available(*, unavailable)
 extension ZMQSocket: Sendable {}

@@ -8,8 +8,9 @@ import Musl
 import Darwin
 #endif
 
-/// The socket's thread: everything here runs on it, and only here is the
-/// socket touched. See `ZMQSocketLoop` for the model.
+/// The socket's thread: everything here runs on it. It creates, configures
+/// and closes the socket; in between, it and direct senders use the socket
+/// only with the loop's lock held. See `ZMQSocketLoop` for the model.
 extension ZMQSocketLoop {
     /// Messages moved per direction in one turn, so a busy inbound stream
     /// cannot starve outbound messages (or the reverse).
@@ -48,7 +49,8 @@ extension ZMQSocketLoop {
     /// otherwise it sends and receives what can be without blocking. Reading
     /// the events after every call on the socket (a direct `send` may have
     /// been the last) and before every wait is what `ZMQ_FD`'s edge
-    /// signalling needs: no readiness is missed.
+    /// signalling needs; a direct send that may have taken the signal wakes
+    /// the thread (`calledSocketDirectly`).
     ///
     /// After a turn with traffic, the next `busyTurns` idle turns yield the
     /// core and look (time-out 0) instead of sleeping: a message just handed
@@ -62,7 +64,7 @@ extension ZMQSocketLoop {
         // with mandatory routing reports writable while one peer is at its
         // high-water mark): retry on a short timer instead of spinning.
         var pollOutUnreliable = false
-        // That timer ran out: try the blocked send once more.
+        // A wait ended (the retry timer, or any signal): try the blocked send once more.
         var retryDue = false
         var busyTurnsLeft = 0
         while true {
@@ -128,8 +130,8 @@ extension ZMQSocketLoop {
     private enum FlushStep {
         case empty
         case sent(CheckedContinuation<Void, any Error>)
-        /// Back in the outbox; the waiter is that of a sender cancelled meanwhile.
-        case blocked(CheckedContinuation<Void, any Error>?)
+        /// libzmq would block: back at the head of the outbox.
+        case blocked
         case failed(CheckedContinuation<Void, any Error>, ZMQError)
     }
 
@@ -143,12 +145,11 @@ extension ZMQSocketLoop {
                 guard let message = state.machine.takeNextSend() else { return .empty }
                 do throws(ZMQError) {
                     guard try socket.send(message.frames, dontWait: true) else {
-                        return .blocked(state.machine.sendWouldBlock(message))
+                        state.machine.sendWouldBlock(message)
+                        return .blocked
                     }
-                    state.machine.sendCompleted()
                     return .sent(message.waiter)
                 } catch {
-                    state.machine.sendCompleted()
                     return .failed(message.waiter, error)
                 }
             }
@@ -158,8 +159,7 @@ extension ZMQSocketLoop {
             case .sent(let waiter):
                 waiter.resume()
                 sent += 1
-            case .blocked(let cancelled):
-                cancelled?.resume(throwing: CancellationError())
+            case .blocked:
                 return (true, sent)
             case .failed(let waiter, let error):
                 waiter.resume(throwing: error)

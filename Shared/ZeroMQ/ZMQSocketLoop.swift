@@ -37,7 +37,7 @@ import Synchronization
 ///
 /// - `send` resumes once libzmq has accepted the message. When the socket
 ///   would block (high-water mark, or no peer yet), the message stays in the
-///   outbox until `zmq_poll` reports the socket writable, and its sender stays
+///   outbox until `ZMQ_EVENTS` reports the socket writable, and its sender stays
 ///   suspended: nothing is dropped, and the outbox never holds more messages
 ///   than there are suspended senders, which is why it needs no limit of its
 ///   own. (ROUTER and PUB drop at the high-water mark inside libzmq, as ever.
@@ -102,7 +102,7 @@ public final class ZMQSocketLoop: Sendable {
     /// - Parameters:
     ///   - inboxLimit: received messages held for `receive` before the thread
     ///     stops reading the socket.
-    ///   - pollIntervalMilliseconds: the longest `zmq_poll` wait (1...1000); the
+    ///   - pollIntervalMilliseconds: the longest wait in `poll` (1...1000); the
     ///     thread re-checks its state at least this often.
     ///   - logger: debug lines for start, stop and failure.
     ///   - configure: runs on the socket's thread before anything else: bind
@@ -155,8 +155,10 @@ public final class ZMQSocketLoop: Sendable {
         }
     }
 
-    /// Hands `frames` to the socket's thread as one message and returns once
-    /// libzmq accepted it (suspending meanwhile: that is the back-pressure).
+    /// Sends `frames` as one message and returns once libzmq accepted it:
+    /// at once when nothing older is queued and libzmq takes it, otherwise
+    /// through the socket's thread, suspending meanwhile (that is the
+    /// back-pressure).
     ///
     /// Throws what libzmq refused it with (e.g. `EHOSTUNREACH` for a ROUTER
     /// with mandatory routing), `Closed` when the loop stopped first, or
@@ -211,11 +213,17 @@ public final class ZMQSocketLoop: Sendable {
     private func sendDirectly(_ frames: [[UInt8]]) throws(ZMQError) -> Bool {
         try locked.withLock { state throws(ZMQError) -> Bool in
             guard state.machine.acceptsDirectSend, let socket = state.socket?.socket else { return false }
-            guard try socket.send(frames, dontWait: true) else { return false }
-            // Should reading the events fail, the thread is woken to meet the failure itself.
-            let readable = (try? socket.events)?.contains(.readable) ?? true
-            if state.machine.sentDirectly(readable: readable) { state.wake() }
-            return true
+            let sent: Bool
+            do throws(ZMQError) {
+                sent = try socket.send(frames, dontWait: true)
+            } catch {
+                if state.machine.calledSocketDirectly(sent: false, readable: true) { state.wake() }
+                throw error
+            }
+            // When the events cannot be read, the thread meets that failure itself.
+            let readable = sent ? ((try? socket.events)?.contains(.readable) ?? true) : true
+            if state.machine.calledSocketDirectly(sent: sent, readable: readable) { state.wake() }
+            return sent
         }
     }
 
