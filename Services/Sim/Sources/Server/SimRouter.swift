@@ -152,7 +152,7 @@ enum SimRouter {
     }()
 
     static func json(_ object: [String: Any]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
+        let data = SimJSONWriter.data(object)
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: data)))
     }
 }

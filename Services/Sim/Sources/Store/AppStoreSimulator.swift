@@ -183,8 +183,6 @@ public final class AppStoreSimulator: Sendable {
     }
 
     private static func serialize(_ object: [String: Any]) -> Data {
-        // Only strings, numbers, arrays and dictionaries go in: serialization cannot fail.
-        // Keys unsorted: sorting them (locale-aware) was a fifth of the simulator's CPU.
-        (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
+        SimJSONWriter.data(object)
     }
 }
