@@ -20,7 +20,7 @@ import Testing
             "string": "plain", "empty": "", "quote": #"say "hi""#, "backslash": #"a\b"#, "slash": "MIIT/AAA+b==",
             "controls": "tab\tnew\nline\rback\u{8}feed\u{c}bell\u{7}nul\u{0}", "unicode": "Grüße, 日本, 🎉",
             "int": 21007, "negative": -1, "int64": Int64(1_700_000_000_000), "int32": Int32(7),
-            "true": true, "false": false, "double": 1.5,
+            "true": true, "false": false, "double": 1.5, "null": NSNull(),
             "object": ["nested": ["deeper": [1, "two", false]]] as [String: Any],
             "objects": [["a": "1"], ["b": "2"]], "strings": ["x", "y/z"], "mixed": [1, "1", true] as [Any],
             "emptyArray": [Any](), "emptyObject": [String: Any](),

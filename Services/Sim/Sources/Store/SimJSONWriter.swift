@@ -1,7 +1,8 @@
 import Foundation
 
 /// Writes the simulator's JSON: `[String: Any]` trees of strings, integers,
-/// booleans, arrays and objects, as its answers and notifications build them.
+/// booleans, `NSNull`, arrays and objects, as its answers and notifications
+/// build them.
 ///
 /// JSONSerialization bridged every value to a Foundation object and wrote
 /// strings a character at a time: close to half of the simulator's CPU when
@@ -47,6 +48,8 @@ enum SimJSONWriter {
             writeArray(strings, to: &out)
         case let array as [Any]:
             writeArray(array, to: &out)
+        case is NSNull:
+            out.append(contentsOf: "null".utf8)
         case let number as NSNumber:
             out.append(contentsOf: number.description.utf8)
         default:
