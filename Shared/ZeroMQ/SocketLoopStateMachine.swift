@@ -183,31 +183,13 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
 
     mutating func receive(id: UInt64, waiter: ReceiveWaiter, isCancelled: Bool) -> ReceiveAction {
         if phase == .stopped { return .fail(waiter, .closed) }
-        if let (message, wake) = takeBuffered() { return .resume(waiter, message, wake: wake) }
+        if let message = inbox.popFirst() {
+            let wasFull = inbox.count + 1 >= inboxLimit
+            return .resume(waiter, message, wake: wasFull && wakeIfRunning())
+        }
         if isCancelled { return .fail(waiter, .cancelled) }
         receivers.append((id, waiter))
         return .wait
-    }
-
-    /// The oldest message in the inbox, for a `receive` that need not wait;
-    /// `wake` when the inbox was full (the thread stopped reading) and now has room.
-    mutating func takeBuffered() -> (message: Message, wake: Bool)? {
-        guard phase != .stopped, let message = inbox.popFirst() else { return nil }
-        let wasFull = inbox.count + 1 >= inboxLimit
-        return (message, wasFull && wakeIfRunning())
-    }
-
-    /// A `receive` called libzmq itself, which may have taken the socket's
-    /// signal that it turned writable: returns whether to wake the thread,
-    /// which only needs that for queued sends.
-    mutating func receivedDirectly() -> Bool {
-        !outbox.isEmpty && wakeIfRunning()
-    }
-
-    /// Whether a `receive` may take the next message from libzmq itself: the
-    /// loop runs, and no message or receiver is ahead of it (order is kept).
-    var acceptsDirectReceive: Bool {
-        phase == .running && !stopRequested && inbox.isEmpty && receivers.isEmpty
     }
 
     /// The receiver's task was cancelled: its waiter, if it still waits. A

@@ -188,7 +188,6 @@ public final class ZMQSocketLoop: Sendable {
     /// `CancellationError` when the task is cancelled while waiting; a message
     /// arriving after that goes to the next `receive`.
     public func receive() async throws -> [[UInt8]] {
-        if !Task.isCancelled, let message = try receiveNow() { return message }
         let id = locked.withLock { $0.machine.makeID() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[[UInt8]], any Error>) in
@@ -225,32 +224,6 @@ public final class ZMQSocketLoop: Sendable {
             let readable = sent ? ((try? socket.events)?.contains(.readable) ?? true) : true
             if state.machine.calledSocketDirectly(sent: sent, readable: readable) { state.wake() }
             return sent
-        }
-    }
-
-    /// A message to be had without waiting: the inbox's oldest, or the next
-    /// one libzmq holds, taken on the caller's thread with the lock held
-    /// (under load, replies are usually there already). Nil when the caller
-    /// must wait for the thread.
-    private func receiveNow() throws(ZMQError) -> [[UInt8]]? {
-        try locked.withLock { state throws(ZMQError) -> [[UInt8]]? in
-            if let (message, wake) = state.machine.takeBuffered() {
-                if wake { state.wake() }
-                return message
-            }
-            guard state.machine.acceptsDirectReceive, let socket = state.socket?.socket else { return nil }
-            let message: [[UInt8]]?
-            do throws(ZMQError) {
-                message = try socket.receive(dontWait: true)
-            } catch {
-                if state.machine.calledSocketDirectly(sent: false, readable: true) { state.wake() }
-                throw error
-            }
-            // The call may have taken the socket's signal. No receiver waits
-            // behind this one, and after EAGAIN the next message signals anew;
-            // but a queued send may be waiting for the socket to turn writable.
-            if state.machine.receivedDirectly() { state.wake() }
-            return message
         }
     }
 

@@ -50,32 +50,6 @@ import Testing
         #expect(!machine.acceptsDirectSend)
     }
 
-    @Test func directReceivesKeepOrderAndWakeTheThreadOnlyForQueuedSends() {
-        var machine = Machine(inboxLimit: 2)
-        #expect(!machine.acceptsDirectReceive, "no socket before run")
-        _ = machine.start()
-        #expect(machine.acceptsDirectReceive)
-        _ = machine.beginTurn()
-        _ = machine.deliver([[1]])
-        #expect(!machine.acceptsDirectReceive, "a buffered message comes first")
-        #expect(machine.takeBuffered()?.message == [[1]])
-        guard case .wait = machine.receive(id: machine.makeID(), waiter: "r1", isCancelled: false) else {
-            Issue.record("an empty inbox makes a receiver wait")
-            return
-        }
-        #expect(!machine.acceptsDirectReceive, "a waiting receiver comes first")
-        #expect(machine.deliver([[2]]) == "r1")
-        #expect(machine.acceptsDirectReceive)
-        let nothingQueued = machine.receivedDirectly()
-        #expect(!nothingQueued)
-        _ = send(&machine, "queued")
-        _ = machine.beginTurn()
-        let sendWaits = machine.receivedDirectly()
-        #expect(sendWaits, "the call may have taken the signal that the socket turned writable")
-        _ = machine.requestStop()
-        #expect(!machine.acceptsDirectReceive)
-    }
-
     @Test func wouldBlockKeepsTheMessageAtTheHead() {
         var machine = Machine(inboxLimit: 10)
         _ = machine.start()
