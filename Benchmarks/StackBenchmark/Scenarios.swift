@@ -14,6 +14,12 @@ final class SummaryCollector: Sendable {
     var value: LoadSummary { summary.withLock { $0 } }
 }
 
+/// A failure below HTTP, named by its case (`ChannelError.connectTimeout`), without payloads.
+func transportOutcome(_ error: any Error) -> String {
+    let name = String(describing: error).prefix { $0 != "(" }
+    return "transport \(type(of: error)).\(name)"
+}
+
 /// 200, the API's error code with its status (`503 apple_unavailable`), or the transport error.
 func outcome(of result: Result<HTTPExchangeResult, any Error>) -> String {
     switch result {
@@ -24,7 +30,7 @@ func outcome(of result: Result<HTTPExchangeResult, any Error>) -> String {
         let code = (object?["error"] as? [String: Any])?["code"] as? String ?? "?"
         return "\(answer.status) \(code)"
     case .failure(let error):
-        return "transport \(type(of: error))"
+        return transportOutcome(error)
     }
 }
 
@@ -45,7 +51,7 @@ enum ClosedLoop {
                         guard index < count else { return }
                         let sent = ContinuousClock.now
                         let result: String
-                        do { result = try await send(index) } catch { result = "transport \(type(of: error))" }
+                        do { result = try await send(index) } catch { result = transportOutcome(error) }
                         collector.add(latency: .now - sent, outcome: result)
                     }
                 }
