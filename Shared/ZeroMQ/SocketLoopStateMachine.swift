@@ -95,7 +95,7 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
 
     /// The thread found work this turn: until its next turn, which it begins
     /// before it can wait again, changes need no wake-up.
-    mutating func pollReturned() {
+    mutating func willTurnAgain() {
         wakePending = true
     }
 

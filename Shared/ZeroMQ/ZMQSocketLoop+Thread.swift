@@ -77,7 +77,7 @@ extension ZMQSocketLoop {
                         && (!sendBlocked || retryDue || (events.contains(.writable) && !pollOutUnreliable)),
                     receive: turn.inboxHasRoom && events.contains(.readable))
                 // It turns again before it can wait: changes meanwhile need no wake-up.
-                if work.any || turn.stop { state.machine.pollReturned() }
+                if work.any || turn.stop { state.machine.willTurnAgain() }
                 return (turn, events, work)
             }
             if turn.stop {
