@@ -183,13 +183,18 @@ struct SocketLoopStateMachine<SendWaiter, ReceiveWaiter> {
 
     mutating func receive(id: UInt64, waiter: ReceiveWaiter, isCancelled: Bool) -> ReceiveAction {
         if phase == .stopped { return .fail(waiter, .closed) }
-        if let message = inbox.popFirst() {
-            let wasFull = inbox.count + 1 >= inboxLimit
-            return .resume(waiter, message, wake: wasFull && wakeIfRunning())
-        }
+        if let (message, wake) = takeBuffered() { return .resume(waiter, message, wake: wake) }
         if isCancelled { return .fail(waiter, .cancelled) }
         receivers.append((id, waiter))
         return .wait
+    }
+
+    /// The oldest message in the inbox, for a `receive` that need not wait;
+    /// `wake` when the inbox was full (the thread stopped reading) and now has room.
+    mutating func takeBuffered() -> (message: Message, wake: Bool)? {
+        guard phase != .stopped, let message = inbox.popFirst() else { return nil }
+        let wasFull = inbox.count + 1 >= inboxLimit
+        return (message, wasFull && wakeIfRunning())
     }
 
     /// The receiver's task was cancelled: its waiter, if it still waits. A

@@ -128,6 +128,20 @@ import Testing
         await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.receive(timeout: .seconds(1)) }
     }
 
+    @Test func aMessageAlreadyReceivedBeatsAnyTimeout() async throws {
+        let pusher = try ZMQSocket(context: context, type: .push)
+        try pusher.bind("inproc://buffered")
+        let loop = ZMQSocketLoop(context: context, type: .pull) { try $0.connect("inproc://buffered") }
+        try await withRunning([loop]) {
+            try pusher.send([bytes("waiting")])
+            #expect(await eventually { loop.bufferedMessageCount == 1 })
+            // A zero time-out races nothing: the buffered message is the answer.
+            let message = try await loop.receive(timeout: .zero)
+            #expect(message == [bytes("waiting")])
+            #expect(loop.bufferedMessageCount == 0)
+        }
+    }
+
     @Test func emptyMessagesAreRefusedAtOnce() async throws {
         let loop = ZMQSocketLoop(context: context, type: .push) { _ in }
         await #expect(throws: ZMQError(code: EINVAL, operation: "zmq_send")) { try await loop.send([]) }
