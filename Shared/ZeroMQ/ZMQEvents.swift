@@ -1,7 +1,7 @@
 import CZeroMQ
 
-/// What a socket (or file descriptor) can do without blocking: the answer of
-/// `ZMQ_EVENTS` and of `zmq_poll`, and the interest given to `zmq_poll`.
+/// What a socket can do without blocking: the answer of `ZMQ_EVENTS` (and
+/// the flags `zmq_poll` takes and returns).
 public struct ZMQEvents: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: Int16
 

@@ -96,10 +96,8 @@ extension ZMQSocketLoop {
                 } else {
                     timeout = pollIntervalMilliseconds
                 }
-                let ready = try ZMQPoller.poll(
-                    [.fileDescriptor(signal, .readable), .fileDescriptor(wakeup.readEnd, .readable)],
-                    timeoutMilliseconds: timeout)
-                if !ready[1].isEmpty { wakeup.drain() }
+                let ready = try ZMQPoller.readable([signal, wakeup.readEnd], timeoutMilliseconds: timeout)
+                if ready[1] { wakeup.drain() }
                 retryDue = turn.hasOutgoing && pollOutUnreliable
                 continue
             }

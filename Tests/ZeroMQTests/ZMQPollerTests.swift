@@ -9,37 +9,37 @@ import Testing
     @Test func idlePollTimesOutWithNothingReady() throws {
         let socket = try ZMQSocket(context: context, type: .pull)
         try socket.bind("inproc://idle")
+        #expect(try socket.events == [])  // takes what binding signalled
         let pipe = try WakeupPipe()
         let started = ContinuousClock.now
-        let ready = try ZMQPoller.poll(
-            [.socket(socket, .readable), .fileDescriptor(pipe.readEnd, .readable)], timeoutMilliseconds: 20)
-        #expect(ready == [[], []])
+        let ready = try ZMQPoller.readable([try socket.signalDescriptor, pipe.readEnd], timeoutMilliseconds: 20)
+        #expect(ready == [false, false])
         #expect(ContinuousClock.now - started >= .milliseconds(10))
-        #expect(try socket.events == [])
     }
 
-    @Test func pollReportsReadableSocketsAndDescriptors() throws {
+    /// What socket loops rely on: a message arriving signals the socket's
+    /// descriptor once its events were read, and the pipe signals a wake-up.
+    @Test func anArrivingMessageAndAWakeUpAreReported() throws {
         let pull = try ZMQSocket(context: context, type: .pull)
         try pull.bind("inproc://ready")
         let push = try ZMQSocket(context: context, type: .push)
         try push.connect("inproc://ready")
-        #expect(try push.events == [.writable])
+        #expect(try pull.events == [])
+        let signal = try pull.signalDescriptor
+        #expect(try ZMQPoller.readable([signal], timeoutMilliseconds: 0) == [false])
         #expect(try push.send([bytes("x")]))
+        #expect(try ZMQPoller.readable([signal], timeoutMilliseconds: 5_000) == [true])
+        #expect(try pull.events == [.readable])
         let pipe = try WakeupPipe()
         pipe.wake()
-        let ready = try ZMQPoller.poll(
-            [.socket(pull, [.readable, .writable]), .fileDescriptor(pipe.readEnd, .readable), .socket(push, .writable)],
-            timeoutMilliseconds: 5_000)
-        #expect(ready == [[.readable], [.readable], [.writable]])
-        #expect(try pull.events == [.readable])
+        #expect(try ZMQPoller.readable([pipe.readEnd], timeoutMilliseconds: 5_000) == [true])
         pipe.drain()
-        let drained = try ZMQPoller.poll([.fileDescriptor(pipe.readEnd, .readable)], timeoutMilliseconds: 0)
-        #expect(drained == [[]])
+        #expect(try ZMQPoller.readable([pipe.readEnd], timeoutMilliseconds: 0) == [false])
     }
 
-    @Test func pollingAClosedSocketThrows() throws {
+    @Test func aClosedSocketHasNoSignalDescriptor() throws {
         let socket = try ZMQSocket(context: context, type: .pull)
         socket.close()
-        #expect(throws: ZMQError.self) { try ZMQPoller.poll([.socket(socket, .readable)], timeoutMilliseconds: 0) }
+        #expect(throws: ZMQError.self) { try socket.signalDescriptor }
     }
 }
