@@ -63,6 +63,7 @@ let package = Package(
             path: "Shared/ZeroMQ",
             swiftSettings: strict
         ),
+        .target(name: "TaskLanes", path: "Shared/TaskLanes", swiftSettings: strict),
         .target(
             name: "CurlHTTP",
             dependencies: [
@@ -77,7 +78,7 @@ let package = Package(
         .target(
             name: "VerifierPool",
             dependencies: [
-                "Contracts", "ZeroMQ",
+                "Contracts", "ZeroMQ", "TaskLanes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -168,7 +169,7 @@ let package = Package(
             path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(
             name: "StackBenchmark",
-            dependencies: ["BenchmarkSupport", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["BenchmarkSupport", "TaskLanes", .product(name: "NIOCore", package: "swift-nio")],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
@@ -190,6 +191,7 @@ let package = Package(
             ],
             path: "Tests/AppleJWSTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
+        .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
         .testTarget(
             name: "CurlHTTPTests",

@@ -84,6 +84,11 @@ struct BenchStack {
             + [("generator", BenchmarkSupport.cpuSeconds(getpid()))]
     }
 
+    /// CPU seconds each member and the generator used since `before` (an earlier `cpuSeconds()`).
+    func cpuSeconds(since before: [(name: String, seconds: Double)]) -> [(name: String, seconds: Double)] {
+        zip(cpuSeconds(), before).map { (name: $0.name, seconds: $0.seconds - $1.seconds) }
+    }
+
     /// Peak resident memory of each member so far (VmHWM), in KiB.
     func peakKiB() -> [(name: String, kib: Int)] {
         members.map { ($0.name, peakResidentKiB($0.process.processIdentifier)) }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskLanes
 import ZeroMQ
 
 /// A verifier's end of the pool: a DEALER connected to a gateway's ROUTER.
@@ -13,6 +14,8 @@ import ZeroMQ
 /// finishes what it holds, then stops.
 public final class PoolWorker: Service, Sendable {
     public typealias Handler = @Sendable (Envelope) async -> Envelope
+    /// Task groups the requests in flight are spread over (see `TaskLanes`).
+    static let laneCount = 32
 
     private let socket: ZMQSocketLoop
     private let capacity: Int
@@ -43,8 +46,12 @@ public final class PoolWorker: Service, Sendable {
             group.addTask { try await self.socket.run() }
             try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(capacity))]))
             group.addTask { try await self.heartbeatLoop() }
-            // Requests run in a child group: leaving waits for every one of them.
-            try await withThrowingDiscardingTaskGroup { requests in
+            // Requests run as children of a few lanes (thousands in one group cost a walk of the
+            // group's list per completion); leaving waits for every one of them.
+            let perform: @Sendable ((id: [UInt8], frame: [UInt8])) async -> Void = {
+                await self.serve(id: $0.id, frame: $0.frame)
+            }
+            try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
                 try await withGracefulShutdownHandler {
                     var disconnectedAt: ContinuousClock.Instant?
                     while true {
@@ -65,7 +72,7 @@ public final class PoolWorker: Service, Sendable {
                         guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2
                         else { continue }
                         inFlight.withLock { $0 += 1 }
-                        requests.addTask { await self.serve(id: body[0], frame: body[1]) }
+                        requests.submit((id: body[0], frame: body[1]))
                     }
                 } onGracefulShutdown: {
                     self.leaving.set()

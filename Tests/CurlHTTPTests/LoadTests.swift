@@ -54,6 +54,29 @@ import Glibc
             print("\(count) requests in flight against a 1 s endpoint: \(clock.now - start)")
         }
     }
+
+    /// 600 connections allowed to the host make two multi handles of 300 (`MultiShard`): all 600
+    /// connections must open, so both handles take transfers, and no 601st may, so the cap holds
+    /// across them. The rest wait inside the client until connections come free.
+    @Test func theHostCapHoldsAcrossTheClientsMultiHandles() async throws {
+        let (count, cap) = (700, 600)
+        try raiseOpenFileLimit(to: 3 * count)
+        let configuration = CurlHTTPClient.Configuration(maxConcurrentTransfers: count, maxConnectionsPerHost: cap)
+        try await Harness.with(configuration) { harness in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<count {
+                    group.addTask { try await harness.get("/hang", totalTimeout: .seconds(60)).status }
+                }
+                await harness.server.gate.waitForArrivals(cap)
+                // A 601st connection would arrive within this time; its absence is what is checked.
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(harness.server.gate.arrivalCount == cap)
+                harness.server.gate.open()
+                let statuses = try await group.reduce(into: [Int]()) { $0.append($1) }
+                #expect(statuses == Array(repeating: 200, count: count))
+            }
+        }
+    }
 }
 
 /// Raises the soft limit on open descriptors (many shells start at 1,024).

@@ -43,6 +43,9 @@ final class Gate: Sendable {
         }
     }
 
+    /// Requests that have arrived so far.
+    var arrivalCount: Int { state.withLock { $0.arrivals } }
+
     /// Releases every held request and lets later ones through.
     func open() {
         let held = state.withLock { state in

@@ -30,15 +30,16 @@ final class Epoll {
         }
     }
 
-    /// Adds `socket` (`isNew`) or changes what it is watched for. Falls back
-    /// to the other operation when the kernel disagrees about whether it is
+    /// Adds `socket` (`isNew`) or changes what it is watched for; `wait`
+    /// reports it with `tag` (which multi handle owns it). Falls back to the
+    /// other operation when the kernel disagrees about whether it is
     /// registered: curl may close a socket without a `CURL_POLL_REMOVE`, and
     /// a new socket can reuse the number.
     @discardableResult
-    func watch(_ socket: Int32, readable: Bool, writable: Bool, isNew: Bool) -> Bool {
+    func watch(_ socket: Int32, tag: UInt32 = 0, readable: Bool, writable: Bool, isNew: Bool) -> Bool {
         var event = epoll_event()
         event.events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
-        event.data.fd = socket
+        event.data.u64 = UInt64(tag) << 32 | UInt64(UInt32(bitPattern: socket))
         let (first, second) = isNew ? (EPOLL_CTL_ADD, EPOLL_CTL_MOD) : (EPOLL_CTL_MOD, EPOLL_CTL_ADD)
         return epoll_ctl(descriptor, first, socket, &event) == 0 || epoll_ctl(descriptor, second, socket, &event) == 0
     }
@@ -48,13 +49,14 @@ final class Epoll {
     }
 
     /// Waits up to `timeoutMilliseconds` (never infinite) and calls `body`
-    /// with each ready socket and its curl `CURL_CSELECT_*` flags. Drains a
-    /// wake-up instead of reporting it. Returns `false` when epoll fails.
-    func wait(timeoutMilliseconds: Int32, _ body: (Int32, Int32) -> Void) -> Bool {
+    /// with each ready socket, its tag and its curl `CURL_CSELECT_*` flags.
+    /// Drains a wake-up instead of reporting it. Returns `false` when epoll fails.
+    func wait(timeoutMilliseconds: Int32, _ body: (_ socket: Int32, _ tag: UInt32, _ flags: Int32) -> Void) -> Bool {
         let count = epoll_wait(descriptor, &events, Int32(events.count), max(0, timeoutMilliseconds))
         guard count >= 0 else { return errno == EINTR }
         for index in 0..<Int(count) {
-            let (socket, ready) = (events[index].data.fd, events[index].events)
+            let data = events[index].data.u64
+            let (socket, tag, ready) = (Int32(bitPattern: UInt32(truncatingIfNeeded: data)), UInt32(data >> 32), events[index].events)
             if socket == wakeDescriptor {
                 var value: UInt64 = 0
                 _ = read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
@@ -64,7 +66,7 @@ final class Epoll {
             if ready & EPOLLIN.rawValue != 0 { flags |= CURL_CSELECT_IN }
             if ready & EPOLLOUT.rawValue != 0 { flags |= CURL_CSELECT_OUT }
             if ready & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { flags |= CURL_CSELECT_ERR }
-            body(socket, flags)
+            body(socket, tag, flags)
         }
         return true
     }

@@ -32,20 +32,30 @@ extension MultiLoop {
             recycle(transfer)
             return .invalidRequest
         }
-        let code = curl_multi_add_handle(multi, easy)
+        // The shard with the fewest transfers: with the per-host cap split evenly, none fills up first.
+        let shard = shards.min { $0.activeCount < $1.activeCount }!
+        let code = curl_multi_add_handle(shard.multi, easy)
         guard code == CURLM_OK else {
             logger.debug("curl refused a transfer", metadata: ["http.request_id": "\(queued.id)", "curl.multi_code": "\(code.rawValue)"])
             recycle(transfer)
             return .transport(curlCode: Int(CURLE_FAILED_INIT.rawValue))
         }
         active[queued.id] = transfer
+        transfer.shard = shard
+        shard.activeCount += 1
         return nil
     }
 
     /// Reads curl's finished transfers and turns each into a result.
     func collectFinished(into results: inout [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
+        for shard in shards { collectFinished(from: shard, into: &results) }
+    }
+
+    private func collectFinished(
+        from shard: MultiShard, into results: inout [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]
+    ) {
         var remainingMessages: Int32 = 0
-        while let message = curl_multi_info_read(multi, &remainingMessages) {
+        while let message = curl_multi_info_read(shard.multi, &remainingMessages) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result  // the message dies with the handle's removal
             var pointer: UnsafeMutableRawPointer?
@@ -86,7 +96,11 @@ extension MultiLoop {
 
     /// Takes a transfer out of curl and keeps its easy handle for the next one.
     func retire(_ transfer: Transfer) {
-        _ = curl_multi_remove_handle(multi, transfer.easy)
+        if let shard = transfer.shard {
+            _ = curl_multi_remove_handle(shard.multi, transfer.easy)
+            shard.activeCount -= 1
+            transfer.shard = nil
+        }
         recycle(transfer)
     }
 

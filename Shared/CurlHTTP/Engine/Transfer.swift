@@ -13,6 +13,8 @@ final class Transfer {
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     let maxBodyBytes: Int
+    /// The multi handle the transfer is in; nil before it is added and after it is removed.
+    var shard: MultiShard?
     private var headerBytes = 0
     private(set) var body: [UInt8] = []
     private(set) var headers: [(name: String, value: String)] = []
