@@ -89,6 +89,11 @@ struct BenchStack {
         zip(cpuSeconds(), before).map { (name: $0.name, seconds: $0.seconds - $1.seconds) }
     }
 
+    /// Context switches of the Storekeeper processes together (not the simulator) so far.
+    func storekeeperContextSwitches() -> Int {
+        members.filter { $0.name != "sim" }.map { contextSwitches($0.process.processIdentifier) }.reduce(0, +)
+    }
+
     /// Peak resident memory of each member so far (VmHWM), in KiB.
     func peakKiB() -> [(name: String, kib: Int)] {
         members.map { ($0.name, peakResidentKiB($0.process.processIdentifier)) }

@@ -6,7 +6,8 @@
 //   (a)       simulator answering at once, closed loop: the stack's maximum throughput
 //   (b)       open loop at --rate: first with Apple at exactly 3 s, the simulator alone
 //             and then the stack, each printed as its latency over 3 s (the difference
-//             is what the stack adds); then Apple at 3 s ± 1 s: what the stack sustains
+//             is what the stack adds); then Apple at once, for its CPU line; then
+//             Apple at 3 s ± 1 s: what the stack sustains
 //   (d)       a burst of 1,000 identical receipts at once (Apple at 1 s): how many Apple calls
 //   (c), the ledger alone, is storekeeper-bench-ledger.
 //
@@ -58,11 +59,12 @@ func row(_ name: String, _ summary: LoadSummary, extra: String = "") -> String {
 }
 
 /// Where a scenario's CPU went, per verification: the profile in one line.
-func cpuLine(_ scenario: String, _ cpu: [(name: String, seconds: Double)], verifications: Int) -> String {
+func cpuLine(_ scenario: String, _ cpu: [(name: String, seconds: Double)], switches: Int, verifications: Int) -> String {
     let perRequest = cpu.map { "\($0.name) \(fixed(1_000 * $0.seconds / Double(verifications), 3))" }
     let storekeeper = cpu.filter { $0.name != "sim" && $0.name != "generator" }.map(\.seconds).reduce(0, +)
     return "\(scenario) CPU ms per verification: " + perRequest.joined(separator: ", ")
         + "; Storekeeper together \(fixed(1_000 * storekeeper / Double(verifications), 3))"
+        + ", its context switches \(fixed(Double(switches) / Double(verifications), 1))"
 }
 
 let options = Options()
@@ -94,7 +96,7 @@ do {
     var lines: [String] = []
     print("minting receipts in the simulator ...")
     let openCount = options.skipOpenLoop ? 0 : Int(options.rate * options.seconds)
-    let minted = try await Workload.mint(options.requests + 2 * openCount + 1, prefix: "bench", simulator: simulator)
+    let minted = try await Workload.mint(options.requests + 3 * openCount + 1, prefix: "bench", simulator: simulator)
     let closedBodies = try Workload.receiptBodies(Array(minted[0..<options.requests]))
 
     // Ceiling: the same generator, the same receipts, straight to the simulator (production consumables).
@@ -108,7 +110,7 @@ do {
 
     // (a)
     let appleBefore = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count")
-    let cpuBefore = stack.cpuSeconds()
+    let (cpuBefore, switchesBefore) = (stack.cpuSeconds(), stack.storekeeperContextSwitches())
     let closed = try await ClosedLoop.run(count: closedBodies.count, concurrency: options.concurrency) { index in
         await post(closedBodies[index])
     }
@@ -116,7 +118,9 @@ do {
     let appleCallsA = await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count") - appleBefore
     lines.append(row("(a) closed loop, \(options.concurrency) in flight", closed,
         extra: "\(fixed(100 * closed.perSecond / ceiling.perSecond, 0)) % of ceiling; \(Int(appleCallsA)) Apple calls"))
-    var cpuLines = [cpuLine("(a)", cpuA, verifications: closed.count)]
+    var cpuLines = [
+        cpuLine("(a)", cpuA, switches: stack.storekeeperContextSwitches() - switchesBefore, verifications: closed.count)
+    ]
 
     // (d) a burst of identical receipts while Apple takes a second.
     try await setLatency(1_000, 1_000)
@@ -140,36 +144,53 @@ do {
 
     // (b)
     if openCount > 0 {
+        /// Runs one open-loop phase of `count` verifications and notes where its CPU went.
+        func measured(_ label: String, count: Int, _ phase: () async -> LoadSummary) async -> LoadSummary {
+            let (cpu, switches) = (stack.cpuSeconds(), stack.storekeeperContextSwitches())
+            let summary = await phase()
+            cpuLines.append(
+                cpuLine(label, stack.cpuSeconds(since: cpu), switches: stack.storekeeperContextSwitches() - switches,
+                    verifications: count))
+            return summary
+        }
         let offset = options.requests
         // Latency first, while the stack is fresh: after the overloaded run below, the gateway closes
         // its thousands of idle connections together, and that (Hummingbird's task group, see
         // bench/README.md) would land in whichever phase came next.
         // Production consumables only here: one Apple call of exactly 3 s each, so latency − 3 s is what the stack adds.
         // Workload.mint makes every tenth receipt (by its index in `minted`) a sandbox subscription.
-        let exactRange = offset + openCount..<offset + 2 * openCount
-        let exact = try exactRange.filter { $0 % 10 != 9 }.map {
-            try Workload.json(["user_id": "u-\($0 % 5_000)", "receipt_data": minted[$0]])
-        }
+        let consumables = (offset + openCount..<offset + 3 * openCount).filter { $0 % 10 != 9 }
+        let (exactIndices, onceIndices) = (consumables.prefix(consumables.count / 2), consumables.suffix(consumables.count / 2))
+        let exact = try exactIndices.map { try Workload.json(["user_id": "u-\($0 % 5_000)", "receipt_data": minted[$0]]) }
         try await setLatency(3_000, 3_000)
         // The simulator's own share first: its 3 s timers are not exact, and what they add is not the stack's.
-        let direct = try exactRange.filter { $0 % 10 != 9 }.map {
-            try Workload.json(["receipt-data": minted[$0], "password": BenchStack.secret])
-        }
+        let direct = try exactIndices.map { try Workload.json(["receipt-data": minted[$0], "password": BenchStack.secret]) }
         var own = await OpenLoop.run(count: direct.count, rate: options.rate) { index in
             outcome(of: await attempt { try await simulator.send(.POST, "/production/verifyReceipt", json: direct[index]) })
         }
         own.latencies = own.latencies.map { $0 - .seconds(3) }
-        var added = await OpenLoop.run(count: exact.count, rate: options.rate) { await post(exact[$0]) }
+        var added = await measured("(b) Apple exactly 3 s at \(Int(options.rate))/s", count: exact.count) {
+            await OpenLoop.run(count: exact.count, rate: options.rate) { await post(exact[$0]) }
+        }
         added.latencies = added.latencies.map { $0 - .seconds(3) }
+
+        // The same rate with Apple answering at once: few requests in flight, yet requests come one
+        // at a time, so every hop between threads is a wake-up (compare its CPU line with (a)'s).
+        let once = try onceIndices.map { try Workload.json(["user_id": "u-\($0 % 5_000)", "receipt_data": minted[$0]]) }
+        try await setLatency(0, 0)
+        let atOnce = await measured("(b) Apple at once at \(Int(options.rate))/s", count: once.count) {
+            await OpenLoop.run(count: once.count, rate: options.rate) { await post(once[$0]) }
+        }
 
         let jittered = try Workload.receiptBodies(Array(minted[offset..<offset + openCount]))
         try await setLatency(2_000, 4_000)
-        let cpuBeforeB = stack.cpuSeconds()
-        let sustained = await OpenLoop.run(count: openCount, rate: options.rate) { await post(jittered[$0]) }
-        cpuLines.append(cpuLine("(b) at \(Int(options.rate))/s", stack.cpuSeconds(since: cpuBeforeB), verifications: openCount))
+        let sustained = await measured("(b) Apple 3 s ± 1 s at \(Int(options.rate))/s", count: openCount) {
+            await OpenLoop.run(count: openCount, rate: options.rate) { await post(jittered[$0]) }
+        }
         lines.append(row("(b) \(Int(options.rate))/s open loop, Apple 3 s ± 1 s", sustained))
         lines.append(row("(b) simulator alone at 3 s: over 3 s", own))
         lines.append(row("(b) same, Apple exactly 3 s: over 3 s", added))
+        lines.append(row("(b) same rate, Apple at once", atOnce))
     }
 
     let header = ["scenario".padding(toLength: 34, withPad: " ", startingAt: 0), "requests", "ok", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"]

@@ -62,3 +62,19 @@ public func peakResidentKiB(_ pid: Int32) -> Int {
     else { return 0 }
     return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
 }
+
+/// Context switches (voluntary and not) of every thread of a process so far (Linux /proc):
+/// each is a thread that went to sleep or was put aside, so their count per request says how
+/// often a request's path waits for another thread.
+public func contextSwitches(_ pid: Int32) -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return tasks.reduce(0) { total, task in
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else {
+            return total
+        }
+        return total + status.split(separator: "\n")
+            .filter { $0.hasPrefix("voluntary_ctxt_switches:") || $0.hasPrefix("nonvoluntary_ctxt_switches:") }
+            .compactMap { Int($0.split(separator: "\t").last ?? "") }
+            .reduce(0, +)
+    }
+}

@@ -52,33 +52,42 @@ public final class PoolWorker: Service, Sendable {
                 await self.serve(id: $0.id, frame: $0.frame)
             }
             try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
-                try await withGracefulShutdownHandler {
-                    var disconnectedAt: ContinuousClock.Instant?
-                    while true {
-                        if leaving.isSet, disconnectedAt == nil {
-                            logger.info("leaving the pool", metadata: ["pool.in_flight": "\(inFlight.withLock { $0 })"])
-                            try await socket.send(PoolFrame.encode(.disconnect))
-                            disconnectedAt = .now
-                        }
-                        // After DISCONNECT, requests the gateway sent before it saw it may still
-                        // arrive: serve them, and stop once a second has passed with none left.
-                        if let since = disconnectedAt, ContinuousClock.now - since >= .seconds(1),
-                            inFlight.withLock({ $0 == 0 })
-                        {
-                            return
-                        }
-                        guard let message = try await socket.receive(timeout: .milliseconds(250)) else { continue }
-                        lastHeard.withLock { $0 = .now }
-                        guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2
-                        else { continue }
-                        inFlight.withLock { $0 += 1 }
-                        requests.submit((id: body[0], frame: body[1]))
-                    }
-                } onGracefulShutdown: {
-                    self.leaving.set()
+                // Taking requests ends when leaving is done; requests already taken still finish.
+                try await withThrowingTaskGroup(of: Void.self) { intake in
+                    intake.addTask { try await self.takeRequests(into: requests) }
+                    intake.addTask { try await self.leaveOnGracefulShutdown() }
+                    try await intake.next()
+                    intake.cancelAll()
                 }
             }
             group.cancelAll()
+        }
+    }
+
+    /// Takes requests off the socket until cancelled. No time-out: a receive
+    /// racing a timer costs a timer, two child tasks and a thread switch per
+    /// request when requests come one at a time.
+    private func takeRequests(into requests: TaskLanes<(id: [UInt8], frame: [UInt8])>) async throws {
+        while true {
+            let message = try await socket.receive()
+            lastHeard.withLock { $0 = .now }
+            guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2 else { continue }
+            inFlight.withLock { $0 += 1 }
+            requests.submit((id: body[0], frame: body[1]))
+        }
+    }
+
+    /// On graceful shutdown: sends DISCONNECT, then returns once a second has
+    /// passed and no request is in flight. Requests the gateway sent before it
+    /// saw DISCONNECT may still arrive meanwhile, and are served.
+    private func leaveOnGracefulShutdown() async throws {
+        try await gracefulShutdown()
+        leaving.set()
+        logger.info("leaving the pool", metadata: ["pool.in_flight": "\(inFlight.withLock { $0 })"])
+        try await socket.send(PoolFrame.encode(.disconnect))
+        try await Task.sleep(for: .seconds(1))
+        while inFlight.withLock({ $0 > 0 }) {
+            try await Task.sleep(for: .milliseconds(50))
         }
     }
 
