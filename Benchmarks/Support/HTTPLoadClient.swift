@@ -17,7 +17,11 @@ public final class HTTPLoadClient: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let host: String
     private let port: Int
-    private let idle = Mutex<[any Channel]>([])
+    /// Kept-alive connections and when each went idle, the most recent last.
+    private let idle = Mutex<[(channel: any Channel, since: ContinuousClock.Instant)]>([])
+    /// Connections idle longer are closed instead of reused: the gateway closes idle ones after
+    /// 10 s, and a request written as it does so fails with a read error, not a refused write.
+    private static let maxIdle: Duration = .seconds(5)
 
     public init(host: String, port: Int, threads: Int = 1) {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -50,7 +54,7 @@ public final class HTTPLoadClient: Sendable {
         written.futureResult.whenFailure { _ in promise.fail(StaleConnection()) }
         channel.writeAndFlush(Exchange(head: head, body: body, promise: promise), promise: written)
         let result = try await promise.futureResult.get()
-        if channel.isActive { idle.withLock { $0.append(channel) } }
+        if channel.isActive { idle.withLock { $0.append((channel, .now)) } }
         return result
     }
 
@@ -59,13 +63,14 @@ public final class HTTPLoadClient: Sendable {
             defer { channels = [] }
             return channels
         }
-        for channel in channels { try? await channel.close() }
+        for (channel, _) in channels { try? await channel.close() }
         try? await group.shutdownGracefully()
     }
 
     private func connection() async throws -> any Channel {
-        while let channel = idle.withLock({ $0.popLast() }) {
-            if channel.isActive { return channel }
+        while let (channel, since) = idle.withLock({ $0.popLast() }) {
+            if channel.isActive, ContinuousClock.now - since < Self.maxIdle { return channel }
+            channel.close(promise: nil)
         }
         return try await newConnection()
     }

@@ -8,7 +8,9 @@ extension CurlHTTPClient {
         /// Open connections to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`); a
         /// transfer that would need one more waits inside curl for a free one
         /// (HTTP/2 multiplexes transfers over the ones it has). Also sizes
-        /// the idle connection cache (`CURLMOPT_MAXCONNECTS`). Default 1024.
+        /// the idle connection cache (`CURLMOPT_MAXCONNECTS`). Split evenly
+        /// over the client's multi handles (one per 256, at most 16; see
+        /// `MultiShard`), so together they stay within it. Default 1024.
         public var maxConnectionsPerHost: Int
         /// Connect time-out (TCP and TLS) of a request that sets none. Default 5 s.
         public var connectTimeout: Duration

@@ -109,7 +109,7 @@ final class MultiLoop {
 
     /// Until the earliest of curl's timers, capped; 0 when one is due.
     private func waitMilliseconds() -> Int32 {
-        guard let deadline = shards.compactMap(\.timerDeadline).min() else { return Self.waitCapMilliseconds }
+        guard let deadline = shards.lazy.compactMap(\.timerDeadline).min() else { return Self.waitCapMilliseconds }
         let left = deadline - .now
         return left <= .zero ? 0 : Int32(min(Int(Self.waitCapMilliseconds), left.curlMilliseconds))
     }
