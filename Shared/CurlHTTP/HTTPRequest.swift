@@ -54,6 +54,17 @@ extension HTTPRequest {
     /// NUL would silently cut the C string), a header name that is a token,
     /// an http(s) URL and a positive size cap. (Time-outs are checked by
     /// `hasTimeLeft`: none left is a time-out, not a malformed request.)
+    /// Scheme and authority (`https://buy.itunes.apple.com`): what curl's
+    /// per-host connection cap counts by, give or take a default port.
+    var origin: Substring {
+        let schemeLength = url.hasPrefix("https://") ? 8 : url.hasPrefix("http://") ? 7 : 0
+        let authority = url.index(url.startIndex, offsetBy: schemeLength)
+        let end = url[authority...].firstIndex { (character: Character) in
+            character == "/" || character == "?" || character == "#"
+        }
+        return url[..<(end ?? url.endIndex)]
+    }
+
     var isWellFormed: Bool {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"),
             !url.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })

@@ -11,7 +11,8 @@ import Synchronization
 ///
 /// Structured all the same: every child belongs to a lane, every lane to the
 /// caller's group. `withTaskLanes` returns only when `body` has returned and
-/// every submitted unit has run; an error thrown by `body` cancels them all.
+/// every unit it submitted has run. An error thrown by `body`, or cancellation
+/// of the caller, cancels them all; units submitted after that are refused.
 ///
 /// ```swift
 /// try await withTaskLanes(count: 32, perform: { request in await serve(request) }) { lanes in
@@ -27,10 +28,12 @@ public struct TaskLanes<Work: Sendable>: Sendable {
     }
 
     /// Starts `perform(work)` as a child task of the next lane (round robin).
-    /// Never suspends. Work submitted after `withTaskLanes`'s body has
-    /// returned is dropped.
-    public func submit(_ work: Work) {
-        inboxes[next.take(modulo: inboxes.count)].yield(work)
+    /// Never suspends. Returns false, and `work` never runs, when the lanes
+    /// have stopped: after `withTaskLanes`'s body returned or was cancelled.
+    @discardableResult
+    public func submit(_ work: Work) -> Bool {
+        if case .terminated = inboxes[next.take(modulo: inboxes.count)].yield(work) { return false }
+        return true
     }
 
     fileprivate func close() {

@@ -73,7 +73,8 @@ public final class PoolWorker: Service, Sendable {
             lastHeard.withLock { $0 = .now }
             guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2 else { continue }
             inFlight.withLock { $0 += 1 }
-            requests.submit((id: body[0], frame: body[1]))
+            // Refused only when the worker is being cancelled: the request is dropped, as any in flight.
+            if !requests.submit((id: body[0], frame: body[1])) { inFlight.withLock { $0 -= 1 } }
         }
     }
 
@@ -119,7 +120,7 @@ public final class PoolWorker: Service, Sendable {
     }
 }
 
-/// Set once, from the graceful-shutdown handler.
+/// Set once, when the worker starts leaving on graceful shutdown.
 final class LeaveFlag: Sendable {
     private let flag = Atomic(false)
     func set() { flag.store(true, ordering: .relaxed) }

@@ -77,6 +77,41 @@ import Glibc
             }
         }
     }
+
+    /// Two origins, each allowed 512 connections over two multi handles: each origin must get all
+    /// 512, so none of its transfers waits inside curl while a handle has room for it.
+    @Test func eachOriginGetsItsWholeCapAcrossTheHandles() async throws {
+        let cap = 512
+        try raiseOpenFileLimit(to: 6 * cap)
+        let configuration = CurlHTTPClient.Configuration(maxConcurrentTransfers: 2 * cap, maxConnectionsPerHost: cap)
+        try await TestServer.with { first in
+            try await TestServer.with { second in
+                try await withRunningClient(configuration) { client, _ in
+                    try await withThrowingTaskGroup(of: Int.self) { group in
+                        for index in 0..<(2 * cap) {
+                            let server = index.isMultiple(of: 2) ? first : second
+                            group.addTask {
+                                try await client.execute(
+                                    HTTPRequest(method: .get, url: server.url("/hang"), totalTimeout: .seconds(60))
+                                ).status
+                            }
+                        }
+                        let clock = ContinuousClock()
+                        let deadline = clock.now + .seconds(20)
+                        while first.gate.arrivalCount + second.gate.arrivalCount < 2 * cap, clock.now < deadline {
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        #expect(first.gate.arrivalCount == cap)
+                        #expect(second.gate.arrivalCount == cap)
+                        first.gate.open()
+                        second.gate.open()
+                        let statuses = try await group.reduce(into: [Int]()) { $0.append($1) }
+                        #expect(statuses == Array(repeating: 200, count: 2 * cap))
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Raises the soft limit on open descriptors (many shells start at 1,024).

@@ -53,4 +53,20 @@ import TaskLanes
         #expect(started.load(ordering: .relaxed) == 20)
         #expect(cancelled.load(ordering: .relaxed) == 20)
     }
+
+    @Test func unitsSubmittedAfterCancellationAreRefused() async throws {
+        let refused = Atomic(false)
+        let task = Task {
+            try await withTaskLanes(count: 2, perform: { (_: Int) in }) { lanes in
+                withUnsafeCurrentTask { $0?.cancel() }
+                // The lanes see the cancellation as they next wait for work; until then submits are taken.
+                for _ in 0..<100_000 where !refused.load(ordering: .relaxed) {
+                    if lanes.submit(1) { await Task.yield() } else { refused.store(true, ordering: .relaxed) }
+                }
+            }
+        }
+        _ = try? await task.value
+        let wasRefused = refused.load(ordering: .relaxed)
+        #expect(wasRefused)
+    }
 }

@@ -18,6 +18,11 @@ final class Epoll {
     /// Written by `Epoll.wake(_:)`; readable until the loop drains it.
     let wakeDescriptor: Int32
     private var events: [epoll_event]
+    /// Which tag registered each descriptor, plus one (0: none), indexed by
+    /// descriptor. A socket curl closed without `CURL_POLL_REMOVE` can come
+    /// back under the same number in another multi handle; the first
+    /// handle's late REMOVE must not unwatch it there.
+    private var owners: [UInt32] = []
 
     init?(maxEventsPerWait: Int = 1_024) {
         descriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -41,10 +46,19 @@ final class Epoll {
         event.events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
         event.data.u64 = UInt64(tag) << 32 | UInt64(UInt32(bitPattern: socket))
         let (first, second) = isNew ? (EPOLL_CTL_ADD, EPOLL_CTL_MOD) : (EPOLL_CTL_MOD, EPOLL_CTL_ADD)
-        return epoll_ctl(descriptor, first, socket, &event) == 0 || epoll_ctl(descriptor, second, socket, &event) == 0
+        let watched =
+            epoll_ctl(descriptor, first, socket, &event) == 0 || epoll_ctl(descriptor, second, socket, &event) == 0
+        if watched, socket >= 0 {
+            if owners.count <= Int(socket) { owners += Array(repeating: 0, count: Int(socket) + 1 - owners.count) }
+            owners[Int(socket)] = tag + 1
+        }
+        return watched
     }
 
-    func unwatch(_ socket: Int32) {
+    /// Stops watching `socket`, unless another tag has registered it since.
+    func unwatch(_ socket: Int32, tag: UInt32 = 0) {
+        guard socket >= 0, Int(socket) < owners.count, owners[Int(socket)] == tag + 1 else { return }
+        owners[Int(socket)] = 0
         _ = epoll_ctl(descriptor, EPOLL_CTL_DEL, socket, nil)
     }
 

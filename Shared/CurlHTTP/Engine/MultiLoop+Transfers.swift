@@ -32,8 +32,10 @@ extension MultiLoop {
             recycle(transfer)
             return .invalidRequest
         }
-        // The shard with the fewest transfers: with the per-host cap split evenly, none fills up first.
-        let shard = shards.min { $0.activeCount < $1.activeCount }!
+        // The shard with the most room for this origin: a transfer waits inside curl for a
+        // connection only when every shard's share of the cap is in use, as with one handle.
+        let origin = request.origin
+        let shard = shards.max { $0.room(for: origin) < $1.room(for: origin) }!
         let code = curl_multi_add_handle(shard.multi, easy)
         guard code == CURLM_OK else {
             logger.debug("curl refused a transfer", metadata: ["http.request_id": "\(queued.id)", "curl.multi_code": "\(code.rawValue)"])
@@ -42,7 +44,8 @@ extension MultiLoop {
         }
         active[queued.id] = transfer
         transfer.shard = shard
-        shard.activeCount += 1
+        transfer.origin = origin
+        shard.added(origin)
         return nil
     }
 
@@ -98,7 +101,7 @@ extension MultiLoop {
     func retire(_ transfer: Transfer) {
         if let shard = transfer.shard {
             _ = curl_multi_remove_handle(shard.multi, transfer.easy)
-            shard.activeCount -= 1
+            shard.removed(transfer.origin)
             transfer.shard = nil
         }
         recycle(transfer)

@@ -21,8 +21,9 @@ import Logging
 /// transfers back.
 final class MultiLoop {
     static let waitCapMilliseconds: Int32 = 1_000
-    /// Connections a shard may hold to one host: the length of libcurl's
-    /// walks (see `MultiShard`). A client allowed more gets more shards.
+    /// A client gets one shard per this many connections it may hold to one
+    /// host (at least one shard, at most `maxShards`), which bounds the
+    /// length of libcurl's walks (see `MultiShard`).
     static let connectionsPerShard = 256
     static let maxShards = 16
 
@@ -37,14 +38,13 @@ final class MultiLoop {
     /// `nil` when curl or the kernel cannot make a multi handle or epoll set.
     init?(shared: SharedState, configuration: CurlHTTPClient.Configuration, logger: Logger) {
         guard let epoll = Epoll() else { return nil }
-        // The per-host cap is split between the shards, so together they never exceed it.
-        let count = max(1, min(Self.maxShards, configuration.maxConnectionsPerHost / Self.connectionsPerShard))
+        // The per-host cap is split between the shards, so together they hold exactly it.
+        let cap = configuration.maxConnectionsPerHost
+        let count = max(1, min(Self.maxShards, cap / Self.connectionsPerShard))
         var shards: [MultiShard] = []
         for index in 0..<count {
-            guard
-                let shard = MultiShard(
-                    index: index, epoll: epoll, maxConnectionsPerHost: configuration.maxConnectionsPerHost / count)
-            else {
+            let share = cap / count + (index < cap % count ? 1 : 0)
+            guard let shard = MultiShard(index: index, epoll: epoll, maxConnectionsPerHost: share) else {
                 for made in shards { curl_multi_cleanup(made.multi) }
                 epoll.release()
                 return nil

@@ -15,10 +15,12 @@ final class MultiShard {
     let index: UInt32
     let multi: UnsafeMutableRawPointer
     private let epoll: Epoll
+    /// This shard's part of the client's per-host connection cap.
+    let maxConnectionsPerHost: Int
     /// When curl next wants `CURL_SOCKET_TIMEOUT` (set by the timer callback).
     var timerDeadline: ContinuousClock.Instant?
-    /// Transfers in this handle; new ones go to the shard with the fewest.
-    var activeCount = 0
+    /// Transfers in this handle by origin (see `HTTPRequest.origin`).
+    private var transfersByOrigin: [Substring: Int] = [:]
 
     /// `nil` when curl cannot make a multi handle.
     init?(index: Int, epoll: Epoll, maxConnectionsPerHost: Int) {
@@ -26,8 +28,24 @@ final class MultiShard {
         self.index = UInt32(index)
         self.multi = multi
         self.epoll = epoll
+        self.maxConnectionsPerHost = maxConnectionsPerHost
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnectionsPerHost)
+    }
+
+    /// Transfers to `origin` this shard can take before one would wait
+    /// inside curl for a connection (negative when some already do).
+    func room(for origin: Substring) -> Int {
+        maxConnectionsPerHost - transfersByOrigin[origin, default: 0]
+    }
+
+    func added(_ origin: Substring) {
+        transfersByOrigin[origin, default: 0] += 1
+    }
+
+    func removed(_ origin: Substring) {
+        let left = transfersByOrigin[origin, default: 1] - 1
+        transfersByOrigin[origin] = left > 0 ? left : nil
     }
 
     /// Points curl's socket and timer callbacks at this shard. Unretained:
@@ -45,7 +63,7 @@ final class MultiShard {
     /// curl has this socket without our marker yet (`curl_multi_assign`).
     fileprivate func update(socket: Int32, what: Int32, isNew: Bool) {
         if what == CURL_POLL_REMOVE {
-            epoll.unwatch(socket)
+            epoll.unwatch(socket, tag: index)
             return
         }
         epoll.watch(

@@ -15,6 +15,8 @@ final class Transfer {
     let maxBodyBytes: Int
     /// The multi handle the transfer is in; nil before it is added and after it is removed.
     var shard: MultiShard?
+    /// Its request's origin, counted in `shard` while it is there.
+    var origin: Substring = ""
     private var headerBytes = 0
     private(set) var body: [UInt8] = []
     private(set) var headers: [(name: String, value: String)] = []
