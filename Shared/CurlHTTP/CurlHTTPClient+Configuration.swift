@@ -10,7 +10,7 @@ extension CurlHTTPClient {
         /// (HTTP/2 multiplexes transfers over the ones it has). Also sizes
         /// the idle connection cache (`CURLMOPT_MAXCONNECTS`). Split evenly
         /// over the client's multi handles (one per 256, at most 16; see
-        /// `MultiShard`), so together they stay within it. Default 1024.
+        /// `MultiShard`), so together they hold exactly it. Default 1024.
         public var maxConnectionsPerHost: Int
         /// Connect time-out (TCP and TLS) of a request that sets none. Default 5 s.
         public var connectTimeout: Duration

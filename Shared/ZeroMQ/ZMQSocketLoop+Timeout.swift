@@ -8,8 +8,8 @@ extension ZMQSocketLoop {
     /// on `receive()` and its cancellation, which never loses a message: a
     /// timer and a receive race, the loser is cancelled, and a message the
     /// receive got at the very moment the timer fired is returned, not dropped.
-    /// (The race costs two child tasks and a timer, which under load was most
-    /// of what a verifier spent taking a request off its socket.)
+    /// (The race costs two child tasks and a timer: loops that take every
+    /// request off a socket receive without a time-out, as the pool worker does.)
     public func receive(timeout: Duration?) async throws -> [[UInt8]]? {
         guard let timeout else { return try await receive() }
         if let message = takeBuffered() { return message }

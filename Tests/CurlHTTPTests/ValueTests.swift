@@ -3,6 +3,14 @@ import Testing
 
 /// Header parsing, header lookup, error descriptions and time-out conversion.
 @Suite struct ValueTests {
+    @Test func anOriginIsTheSchemeAndAuthority() {
+        func origin(_ url: String) -> Substring { HTTPRequest(method: .get, url: url).origin }
+        #expect(origin("https://buy.itunes.apple.com/verifyReceipt") == "https://buy.itunes.apple.com")
+        #expect(origin("http://127.0.0.1:8080?x=1") == "http://127.0.0.1:8080")
+        #expect(origin("http://127.0.0.1:8080#top") == "http://127.0.0.1:8080")
+        #expect(origin("https://sandbox.itunes.apple.com") == "https://sandbox.itunes.apple.com")
+    }
+
     @Test func headerLookupIgnoresCase() {
         let response = HTTPResponse(status: 200, headers: [("Retry-After", "5"), ("Set-Cookie", "a"), ("set-cookie", "b")])
         #expect(response.header("retry-after") == "5")

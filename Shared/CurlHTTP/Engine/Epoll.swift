@@ -69,8 +69,8 @@ final class Epoll {
         let count = epoll_wait(descriptor, &events, Int32(events.count), max(0, timeoutMilliseconds))
         guard count >= 0 else { return errno == EINTR }
         for index in 0..<Int(count) {
-            let data = events[index].data.u64
-            let (socket, tag, ready) = (Int32(bitPattern: UInt32(truncatingIfNeeded: data)), UInt32(data >> 32), events[index].events)
+            let (data, ready) = (events[index].data.u64, events[index].events)
+            let (socket, tag) = (Int32(bitPattern: UInt32(truncatingIfNeeded: data)), UInt32(data >> 32))
             if socket == wakeDescriptor {
                 var value: UInt64 = 0
                 _ = read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
