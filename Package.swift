@@ -169,7 +169,7 @@ let package = Package(
             path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(
             name: "StackBenchmark",
-            dependencies: ["BenchmarkSupport", "TaskLanes", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["BenchmarkSupport", "TaskLanes", "StorekeeperCore", .product(name: "NIOCore", package: "swift-nio")],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",

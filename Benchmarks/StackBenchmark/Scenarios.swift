@@ -5,6 +5,7 @@
 import BenchmarkSupport
 import Foundation
 import NIOCore
+import StorekeeperCore
 import Synchronization
 import TaskLanes
 
@@ -87,7 +88,7 @@ enum OpenLoop {
                     lanes.submit((index: index, due: started + .seconds(Double(index) / rate)))
                     index += 1
                 }
-                try? await Task.sleep(for: .milliseconds(1))
+                try? await EventLoopExecutor.sleep(for: .milliseconds(1))
             }
         }
         var summary = collector.value

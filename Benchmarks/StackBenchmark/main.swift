@@ -15,6 +15,10 @@
 import BenchmarkSupport
 import Foundation
 import NIOCore
+import StorekeeperCore
+
+// As in the services: the generator's tasks run on the event loops its connections use.
+EventLoopExecutor.install()
 
 struct Options {
     var requests = 20_000
@@ -65,6 +69,19 @@ func cpuLine(_ scenario: String, _ cpu: [(name: String, seconds: Double)], switc
     return "\(scenario) CPU ms per verification: " + perRequest.joined(separator: ", ")
         + "; Storekeeper together \(fixed(1_000 * storekeeper / Double(verifications), 3))"
         + ", its context switches \(fixed(Double(switches) / Double(verifications), 1))"
+}
+
+/// What the simulator and the generator alone cost per request at `rate`,
+/// and so how much CPU per verification that leaves Storekeeper's processes
+/// on this machine before it cannot keep up: the floor under scenario (b).
+func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests: Int) -> String {
+    let harness = cpu.filter { $0.name == "sim" || $0.name == "generator" }
+    let perRequest = harness.map(\.seconds).reduce(0, +) * 1_000 / Double(requests)
+    let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+    let left = cores * 1_000 / rate - perRequest
+    return "(b) simulator alone, Apple exactly 3 s at \(Int(rate))/s CPU ms per request: "
+        + harness.map { "\($0.name) \(fixed(1_000 * $0.seconds / Double(requests), 3))" }.joined(separator: ", ")
+        + "; at \(Int(rate))/s that leaves Storekeeper \(fixed(left, 3)) ms per verification on \(Int(cores)) cores"
 }
 
 let options = Options()
@@ -165,10 +182,12 @@ do {
         try await setLatency(3_000, 3_000)
         // The simulator's own share first: its 3 s timers are not exact, and what they add is not the stack's.
         let direct = try exactIndices.map { try Workload.json(["receipt-data": minted[$0], "password": BenchStack.secret]) }
+        let cpuBeforeOwn = stack.cpuSeconds()
         var own = await OpenLoop.run(count: direct.count, rate: options.rate) { index in
             outcome(of: await attempt { try await simulator.send(.POST, "/production/verifyReceipt", json: direct[index]) })
         }
         own.latencies = own.latencies.map { $0 - .seconds(3) }
+        cpuLines.append(budgetLine(rate: options.rate, stack.cpuSeconds(since: cpuBeforeOwn), requests: direct.count))
         var added = await measured("(b) Apple exactly 3 s at \(Int(options.rate))/s", count: exact.count) {
             await OpenLoop.run(count: exact.count, rate: options.rate) { await post(exact[$0]) }
         }

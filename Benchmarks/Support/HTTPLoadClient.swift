@@ -14,7 +14,7 @@ public struct HTTPExchangeResult: Sendable {
 }
 
 public final class HTTPLoadClient: Sendable {
-    private let group: MultiThreadedEventLoopGroup
+    private let group: any EventLoopGroup
     private let host: String
     private let port: Int
     /// Kept-alive connections and when each went idle, the most recent last.
@@ -23,8 +23,13 @@ public final class HTTPLoadClient: Sendable {
     /// 10 s, and a request written as it does so fails with a read error, not a refused write.
     private static let maxIdle: Duration = .seconds(5)
 
-    public init(host: String, port: Int, threads: Int = 1) {
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+    /// - Parameter group: where the connections live. NIO's singleton by
+    ///   default: with it installed as Swift's global executor too, a request's
+    ///   task and its connection share the event loops, and an answer wakes one
+    ///   thread instead of two (a fifth off the generator's CPU per request in
+    ///   the open loop).
+    public init(host: String, port: Int, group: any EventLoopGroup = NIOSingletons.posixEventLoopGroup) {
+        self.group = group
         self.host = host
         self.port = port
     }
@@ -58,13 +63,13 @@ public final class HTTPLoadClient: Sendable {
         return result
     }
 
+    /// Closes the kept-alive connections. The event-loop group is the caller's.
     public func shutdown() async {
         let channels = idle.withLock { channels in
             defer { channels = [] }
             return channels
         }
         for (channel, _) in channels { try? await channel.close() }
-        try? await group.shutdownGracefully()
     }
 
     private func connection() async throws -> any Channel {

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import StorekeeperCore
 
 /// The simulator's HTTP API: Apple's two verifyReceipt endpoints and the
 /// admin endpoints that mint purchases and drive time, refunds, renewal
@@ -107,7 +108,7 @@ enum SimRouter {
         let body = try await request.body.collect(upTo: maxBodyBytes)
         let plan = simulator.faults(for: environment)
         let latency = plan.latency(unit: Double.random(in: 0..<1))
-        if latency > .zero { try await Task.sleep(for: latency) }
+        if latency > .zero { try await EventLoopExecutor.sleep(for: latency) }
         let fault = plan.fault(unit: Double.random(in: 0..<1))
         switch fault {
         case .hang:
