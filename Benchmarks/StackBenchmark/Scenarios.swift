@@ -73,10 +73,13 @@ enum OpenLoop {
         count: Int, rate: Double, _ send: @escaping @Sendable (Int) async -> String
     ) async -> LoadSummary {
         let collector = SummaryCollector()
+        let byDueOrder = Mutex([Duration](repeating: .zero, count: count))
         let started = ContinuousClock.now
         let perform: @Sendable ((index: Int, due: ContinuousClock.Instant)) async -> Void = { request in
             let result = await send(request.index)
-            collector.add(latency: .now - request.due, outcome: result)
+            let latency = ContinuousClock.now - request.due
+            byDueOrder.withLock { $0[request.index] = latency }
+            collector.add(latency: latency, outcome: result)
         }
         // Nothing in the body throws: `try?` only satisfies the signature.
         try? await withTaskLanes(count: 64, perform: perform) { lanes in
@@ -93,6 +96,10 @@ enum OpenLoop {
         }
         var summary = collector.value
         summary.wall = .now - started
+        let latencies = byDueOrder.withLock { $0 }
+        let fifth = max(1, count / 5)
+        summary.drift = LoadSummary.percentile(0.5, of: latencies.suffix(fifth))
+            - LoadSummary.percentile(0.5, of: latencies.prefix(fifth))
         return summary
     }
 }

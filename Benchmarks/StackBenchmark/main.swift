@@ -59,7 +59,12 @@ func row(_ name: String, _ summary: LoadSummary, extra: String = "") -> String {
         fixed(summary.percentile(0.9).milliseconds, 1), fixed(summary.percentile(0.99).milliseconds, 1),
         fixed(summary.percentile(1).milliseconds, 1),
     ]
-    return cells.joined(separator: " | ") + " | " + summary.errors + (extra.isEmpty ? "" : " | " + extra)
+    var extras = extra.isEmpty ? [] : [extra]
+    if let drift = summary.drift {
+        let verdict = drift < LoadSummary.keptUpDrift ? "kept up" : "fell behind"
+        extras.append("last fifth answered \(fixed(drift.milliseconds, 0)) ms later than the first: \(verdict)")
+    }
+    return cells.joined(separator: " | ") + " | " + summary.errors + extras.map { " | " + $0 }.joined()
 }
 
 /// Where a scenario's CPU went, per verification: the profile in one line.

@@ -5,6 +5,15 @@ public struct LoadSummary: Sendable {
     public var latencies: [Duration] = []
     public var byOutcome: [String: Int] = [:]
     public var wall: Duration = .zero
+    /// For an open loop: how much later, at the median, the last fifth of the
+    /// requests (by due time) were answered than the first fifth. It stays
+    /// near zero while the stack keeps up with the rate; once it falls behind,
+    /// its queue grows for the whole run and so does this.
+    public var drift: Duration?
+
+    /// An open loop whose drift is below this kept up with its rate. Falling
+    /// behind shows as seconds over a 10 s run; keeping up, as milliseconds.
+    public static let keptUpDrift: Duration = .milliseconds(250)
 
     public init() {}
 
@@ -24,8 +33,11 @@ public struct LoadSummary: Sendable {
     public var perSecond: Double { Double(count) / wall.seconds }
 
     /// The latency at `fraction` (0.5, 0.99) of the sorted latencies.
-    public func percentile(_ fraction: Double) -> Duration {
-        let sorted = latencies.sorted()
+    public func percentile(_ fraction: Double) -> Duration { Self.percentile(fraction, of: latencies) }
+
+    /// The value at `fraction` of `durations` once sorted; zero for none.
+    public static func percentile(_ fraction: Double, of durations: some Collection<Duration>) -> Duration {
+        let sorted = durations.sorted()
         guard !sorted.isEmpty else { return .zero }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))]
     }
