@@ -72,14 +72,12 @@ enum OpenLoop {
     static func run(
         count: Int, rate: Double, _ send: @escaping @Sendable (Int) async -> String
     ) async -> LoadSummary {
-        let collector = SummaryCollector()
-        let byDueOrder = Mutex([Duration](repeating: .zero, count: count))
+        let answers = Mutex([(latency: Duration, outcome: String)?](repeating: nil, count: count))
         let started = ContinuousClock.now
         let perform: @Sendable ((index: Int, due: ContinuousClock.Instant)) async -> Void = { request in
-            let result = await send(request.index)
+            let outcome = await send(request.index)
             let latency = ContinuousClock.now - request.due
-            byDueOrder.withLock { $0[request.index] = latency }
-            collector.add(latency: latency, outcome: result)
+            answers.withLock { $0[request.index] = (latency, outcome) }
         }
         // Nothing in the body throws: `try?` only satisfies the signature.
         try? await withTaskLanes(count: 64, perform: perform) { lanes in
@@ -94,12 +92,16 @@ enum OpenLoop {
                 try? await EventLoopExecutor.sleep(for: .milliseconds(1))
             }
         }
-        var summary = collector.value
+        // withTaskLanes returned after every request ran, so every slot is filled.
+        let byDueOrder = answers.withLock { $0 }.compactMap { $0 }
+        var summary = LoadSummary()
+        for answer in byDueOrder { summary.add(latency: answer.latency, outcome: answer.outcome) }
         summary.wall = .now - started
-        let latencies = byDueOrder.withLock { $0 }
         let fifth = max(1, count / 5)
-        summary.drift = LoadSummary.percentile(0.5, of: latencies.suffix(fifth))
-            - LoadSummary.percentile(0.5, of: latencies.prefix(fifth))
+        summary.backlog = Backlog(
+            drift: LoadSummary.percentile(0.5, of: summary.latencies.suffix(fifth))
+                - LoadSummary.percentile(0.5, of: summary.latencies.prefix(fifth)),
+            span: .seconds(Double(count - fifth) / rate))
         return summary
     }
 }

@@ -5,15 +5,8 @@ public struct LoadSummary: Sendable {
     public var latencies: [Duration] = []
     public var byOutcome: [String: Int] = [:]
     public var wall: Duration = .zero
-    /// For an open loop: how much later, at the median, the last fifth of the
-    /// requests (by due time) were answered than the first fifth. It stays
-    /// near zero while the stack keeps up with the rate; once it falls behind,
-    /// its queue grows for the whole run and so does this.
-    public var drift: Duration?
-
-    /// An open loop whose drift is below this kept up with its rate. Falling
-    /// behind shows as seconds over a 10 s run; keeping up, as milliseconds.
-    public static let keptUpDrift: Duration = .milliseconds(250)
+    /// For an open loop: whether it kept up with its rate.
+    public var backlog: Backlog?
 
     public init() {}
 
@@ -46,6 +39,29 @@ public struct LoadSummary: Sendable {
         let failures = byOutcome.filter { $0.key != "200" }.sorted { $0.key < $1.key }
         return failures.isEmpty ? "none" : failures.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
     }
+}
+
+/// How an open loop's latency grew from the first fifth of its requests (by
+/// due time) to the last. A stack that keeps up answers both alike; one that
+/// serves less than the offered rate queues more the longer the run goes.
+public struct Backlog: Sendable {
+    /// How much later, at the median, the last fifth was answered than the first.
+    public var drift: Duration
+    /// The time between the two fifths' due times.
+    public var span: Duration
+
+    public init(drift: Duration, span: Duration) {
+        self.drift = drift
+        self.span = span
+    }
+
+    /// The offered rate over the rate served, minus one: a stack serving μ of
+    /// an offered λ answers each request (λ/μ − 1) s later per second of the run.
+    public var shortfall: Double { max(0, drift.seconds / span.seconds) }
+    /// Within 3 %, which a 10 s run's noise reaches; falling behind by more grows by seconds.
+    public var keptUp: Bool { shortfall < 0.03 }
+    /// The rate the stack served, given the rate offered.
+    public func served(offered rate: Double) -> Double { rate / (1 + shortfall) }
 }
 
 extension Duration {

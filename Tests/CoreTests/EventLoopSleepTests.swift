@@ -1,7 +1,8 @@
 import StorekeeperCore
 import Testing
 
-@Suite struct EventLoopSleepTests {
+// A broken cancellation would sleep for an hour: the limit turns that into a failure.
+@Suite(.timeLimit(.minutes(1))) struct EventLoopSleepTests {
     @Test func sleepsAtLeastTheDuration() async throws {
         let clock = ContinuousClock()
         let started = clock.now
@@ -9,8 +10,17 @@ import Testing
         #expect(clock.now - started >= .milliseconds(50))
     }
 
-    @Test func cancellationEndsTheSleepWithCancellationError() async throws {
-        let sleeper = Task { try await EventLoopExecutor.sleep(for: .seconds(3_600)) }
+    /// The timer is armed when the task is cancelled: the cancellation handler
+    /// cancels it and the sleep ends with `CancellationError`, not the timer's own error.
+    @Test func cancellationEndsASleepUnderWay() async throws {
+        let armed = AsyncStream<Void>.makeStream()
+        let sleeper = Task {
+            armed.continuation.yield()
+            try await EventLoopExecutor.sleep(for: .seconds(3_600))
+        }
+        for await _ in armed.stream { break }
+        // Whether the sleep has armed its timer yet or is about to, it must end promptly either way.
+        try await Task.sleep(for: .milliseconds(20))
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
     }
