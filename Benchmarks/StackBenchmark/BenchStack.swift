@@ -89,9 +89,13 @@ struct BenchStack {
         zip(cpuSeconds(), before).map { (name: $0.name, seconds: $0.seconds - $1.seconds) }
     }
 
+    /// What stands in for Apple and the app backends in the CPU and memory
+    /// lines: the simulator and this process. The rest is Storekeeper.
+    static let harness: Set<String> = ["sim", "generator"]
+
     /// Context switches of the Storekeeper processes together (not the simulator) so far.
     func storekeeperContextSwitches() -> Int {
-        members.filter { $0.name != "sim" }.map { contextSwitches($0.process.processIdentifier) }.reduce(0, +)
+        members.filter { !Self.harness.contains($0.name) }.map { contextSwitches($0.process.processIdentifier) }.reduce(0, +)
     }
 
     /// Peak resident memory of each member so far (VmHWM), in KiB.

@@ -74,7 +74,7 @@ func row(_ name: String, _ summary: LoadSummary, rate: Double? = nil, extra: Str
 /// Where a scenario's CPU went, per verification: the profile in one line.
 func cpuLine(_ scenario: String, _ cpu: [(name: String, seconds: Double)], switches: Int, verifications: Int) -> String {
     let perRequest = cpu.map { "\($0.name) \(fixed(1_000 * $0.seconds / Double(verifications), 3))" }
-    let storekeeper = cpu.filter { $0.name != "sim" && $0.name != "generator" }.map(\.seconds).reduce(0, +)
+    let storekeeper = cpu.filter { !BenchStack.harness.contains($0.name) }.map(\.seconds).reduce(0, +)
     return "\(scenario) CPU ms per verification: " + perRequest.joined(separator: ", ")
         + "; Storekeeper together \(fixed(1_000 * storekeeper / Double(verifications), 3))"
         + ", its context switches \(fixed(Double(switches) / Double(verifications), 1))"
@@ -85,7 +85,7 @@ func cpuLine(_ scenario: String, _ cpu: [(name: String, seconds: Double)], switc
 /// processes on this machine at that rate. Measured on production receipts
 /// (one Apple call each), so a little generous for (b)'s mix.
 func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests: Int) -> String {
-    let harness = cpu.filter { $0.name == "sim" || $0.name == "generator" }
+    let harness = cpu.filter { BenchStack.harness.contains($0.name) }
     let perRequest = harness.map(\.seconds).reduce(0, +) * 1_000 / Double(requests)
     let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
     let left = cores * 1_000 / rate - perRequest
@@ -228,7 +228,7 @@ do {
     cpuLines.forEach { print($0) }
     let peaks = stack.peakKiB()
     print("peak RSS: " + peaks.map { "\($0.name) \($0.kib / 1_024) MiB" }.joined(separator: ", "))
-    let storekeeper = peaks.filter { $0.name != "sim" }.map(\.kib).reduce(0, +)
+    let storekeeper = peaks.filter { !BenchStack.harness.contains($0.name) }.map(\.kib).reduce(0, +)
     print("peak RSS of the Storekeeper processes together: \(storekeeper / 1_024) MiB")
     print("Apple calls in all: \(Int(await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count"))), coalesced requests: \(Int(await stack.verifierTotal("storekeeper_verifier_coalesced_total")))")
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB")
