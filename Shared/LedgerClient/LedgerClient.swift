@@ -57,6 +57,35 @@ public final class LedgerClient: Service, Sendable {
         }
     }
 
+    /// The answer kept for an Idempotency-Key, nil when none is; a key kept with
+    /// another body is thrown as `idempotency_key_reused`.
+    public func idempotentAnswer(
+        for key: IdempotencyKey, requestID: String, deadlineMilliseconds: Int64 = 0
+    ) async throws -> RecordOutcome? {
+        let answer = try await client.request(
+            Envelope(
+                requestID: requestID, deadlineMilliseconds: deadlineMilliseconds,
+                body: .idempotencyLookup(.with { $0.key = key })))
+        switch answer.body {
+        case .idempotencyAnswer(let kept): return kept.hasOutcome ? kept.outcome : nil
+        case .failure(let failure): throw failure
+        default: throw Self.unexpected
+        }
+    }
+
+    /// One page of the transactions credited to a user, newest first.
+    public func transactions(
+        _ query: TransactionsQuery, requestID: String, deadlineMilliseconds: Int64 = 0
+    ) async throws -> TransactionsPage {
+        let answer = try await client.request(
+            Envelope(requestID: requestID, deadlineMilliseconds: deadlineMilliseconds, body: .transactionsQuery(query)))
+        switch answer.body {
+        case .transactionsPage(let page): return page
+        case .failure(let failure): throw failure
+        default: throw Self.unexpected
+        }
+    }
+
     /// True when the ledger answers within `timeout`: readiness.
     public func ping(timeout: Duration = .seconds(1)) async -> Bool { await client.ping(timeout: timeout) }
 

@@ -156,6 +156,38 @@ public nonisolated struct Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .signedNotificationRequest(newValue)}
   }
 
+  public var idempotencyLookup: IdempotencyLookup {
+    get {
+      if case .idempotencyLookup(let v)? = _storage._body {return v}
+      return IdempotencyLookup()
+    }
+    set {_uniqueStorage()._body = .idempotencyLookup(newValue)}
+  }
+
+  public var idempotencyAnswer: IdempotencyAnswer {
+    get {
+      if case .idempotencyAnswer(let v)? = _storage._body {return v}
+      return IdempotencyAnswer()
+    }
+    set {_uniqueStorage()._body = .idempotencyAnswer(newValue)}
+  }
+
+  public var transactionsQuery: TransactionsQuery {
+    get {
+      if case .transactionsQuery(let v)? = _storage._body {return v}
+      return TransactionsQuery()
+    }
+    set {_uniqueStorage()._body = .transactionsQuery(newValue)}
+  }
+
+  public var transactionsPage: TransactionsPage {
+    get {
+      if case .transactionsPage(let v)? = _storage._body {return v}
+      return TransactionsPage()
+    }
+    set {_uniqueStorage()._body = .transactionsPage(newValue)}
+  }
+
   public var failure: ServiceFailure {
     get {
       if case .failure(let v)? = _storage._body {return v}
@@ -179,6 +211,10 @@ public nonisolated struct Envelope: @unchecked Sendable {
     case replayBatch(ReplayBatch)
     case signedTransactionRequest(SignedTransactionRequest)
     case signedNotificationRequest(SignedNotificationRequest)
+    case idempotencyLookup(IdempotencyLookup)
+    case idempotencyAnswer(IdempotencyAnswer)
+    case transactionsQuery(TransactionsQuery)
+    case transactionsPage(TransactionsPage)
     case failure(ServiceFailure)
 
   }
@@ -231,7 +267,7 @@ fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
 
 nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{2}\u{9}failure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{2}\u{5}failure\0")
 
   fileprivate class _StorageClass {
     var _contractVersion: UInt32 = 0
@@ -432,6 +468,58 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
             _storage._body = .signedNotificationRequest(v)
           }
         }()
+        case 22: try {
+          var v: IdempotencyLookup?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .idempotencyLookup(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .idempotencyLookup(v)
+          }
+        }()
+        case 23: try {
+          var v: IdempotencyAnswer?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .idempotencyAnswer(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .idempotencyAnswer(v)
+          }
+        }()
+        case 24: try {
+          var v: TransactionsQuery?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .transactionsQuery(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .transactionsQuery(v)
+          }
+        }()
+        case 25: try {
+          var v: TransactionsPage?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .transactionsPage(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .transactionsPage(v)
+          }
+        }()
         case 30: try {
           var v: ServiceFailure?
           var hadOneofValue = false
@@ -517,6 +605,22 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case .signedNotificationRequest?: try {
         guard case .signedNotificationRequest(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      }()
+      case .idempotencyLookup?: try {
+        guard case .idempotencyLookup(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+      }()
+      case .idempotencyAnswer?: try {
+        guard case .idempotencyAnswer(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+      }()
+      case .transactionsQuery?: try {
+        guard case .transactionsQuery(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+      }()
+      case .transactionsPage?: try {
+        guard case .transactionsPage(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
       }()
       case .failure?: try {
         guard case .failure(let v)? = _storage._body else { preconditionFailure() }

@@ -72,28 +72,104 @@ public nonisolated enum EntitlementState: SwiftProtobuf.Enum, Swift.CaseIterable
 
 }
 
-public nonisolated struct RecordRequest: Sendable {
+public nonisolated struct RecordRequest: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The app's own account id (1-128 printable characters).
-  public var userID: String = String()
+  public var userID: String {
+    get {_storage._userID}
+    set {_uniqueStorage()._userID = newValue}
+  }
 
   public var result: VerifyResult {
-    get {_result ?? VerifyResult()}
-    set {_result = newValue}
+    get {_storage._result ?? VerifyResult()}
+    set {_uniqueStorage()._result = newValue}
   }
   /// Returns true if `result` has been explicitly set.
-  public var hasResult: Bool {self._result != nil}
+  public var hasResult: Bool {_storage._result != nil}
   /// Clears the value of `result`. Subsequent reads from it will return its default value.
-  public mutating func clearResult() {self._result = nil}
+  public mutating func clearResult() {_uniqueStorage()._result = nil}
+
+  /// Set when the client sent an Idempotency-Key: the answer is stored in the
+  /// same database transaction as the change it reports.
+  public var idempotency: IdempotencyKey {
+    get {_storage._idempotency ?? IdempotencyKey()}
+    set {_uniqueStorage()._idempotency = newValue}
+  }
+  /// Returns true if `idempotency` has been explicitly set.
+  public var hasIdempotency: Bool {_storage._idempotency != nil}
+  /// Clears the value of `idempotency`. Subsequent reads from it will return its default value.
+  public mutating func clearIdempotency() {_uniqueStorage()._idempotency = nil}
+
+  /// What the gateway's answer holds besides the ledger's outcome; stored with
+  /// the outcome so a replayed answer renders byte for byte the same.
+  public var answerContext: AnswerContext {
+    get {_storage._answerContext ?? AnswerContext()}
+    set {_uniqueStorage()._answerContext = newValue}
+  }
+  /// Returns true if `answerContext` has been explicitly set.
+  public var hasAnswerContext: Bool {_storage._answerContext != nil}
+  /// Clears the value of `answerContext`. Subsequent reads from it will return its default value.
+  public mutating func clearAnswerContext() {_uniqueStorage()._answerContext = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _result: VerifyResult? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A client's Idempotency-Key, scoped to the API key that sent it.
+public nonisolated struct IdempotencyKey: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// SHA-256 (hex) of the API key; empty when API keys are off. Never the key.
+  public var scope: String = String()
+
+  /// The Idempotency-Key header (1-255 printable ASCII characters).
+  public var key: String = String()
+
+  /// SHA-256 (hex) of the request body: the same key with another body is refused.
+  public var requestSha256: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The verification facts a receipt answer reports beside the ledger's outcome.
+public nonisolated struct AnswerContext: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var environment: AppleEnvironment = .unspecified
+
+  public var bundleID: String = String()
+
+  public var appleStatus: Int32 = 0
+
+  /// The transaction the request named, and whether the receipt holds it.
+  public var transactionID: String = String()
+
+  public var transactionFound: Bool {
+    get {_transactionFound ?? false}
+    set {_transactionFound = newValue}
+  }
+  /// Returns true if `transactionFound` has been explicitly set.
+  public var hasTransactionFound: Bool {self._transactionFound != nil}
+  /// Clears the value of `transactionFound`. Subsequent reads from it will return its default value.
+  public mutating func clearTransactionFound() {self._transactionFound = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _transactionFound: Bool? = nil
 }
 
 /// A transaction credited to the user by this call.
@@ -193,9 +269,25 @@ public nonisolated struct RecordOutcome: Sendable {
 
   public var entitlements: [Entitlement] = []
 
+  /// The context the answer was stored with (idempotent requests).
+  public var answerContext: AnswerContext {
+    get {_answerContext ?? AnswerContext()}
+    set {_answerContext = newValue}
+  }
+  /// Returns true if `answerContext` has been explicitly set.
+  public var hasAnswerContext: Bool {self._answerContext != nil}
+  /// Clears the value of `answerContext`. Subsequent reads from it will return its default value.
+  public mutating func clearAnswerContext() {self._answerContext = nil}
+
+  /// True when this is an answer stored earlier under the same Idempotency-Key:
+  /// nothing was recorded by this call.
+  public var replayed: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _answerContext: AnswerContext? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -208,7 +300,98 @@ nonisolated extension EntitlementState: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension RecordRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}result\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}result\0\u{1}idempotency\0\u{3}answer_context\0")
+
+  fileprivate class _StorageClass {
+    var _userID: String = String()
+    var _result: VerifyResult? = nil
+    var _idempotency: IdempotencyKey? = nil
+    var _answerContext: AnswerContext? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _userID = source._userID
+      _result = source._result
+      _idempotency = source._idempotency
+      _answerContext = source._answerContext
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._userID) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._result) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._idempotency) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._answerContext) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._userID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._userID, fieldNumber: 1)
+      }
+      try { if let v = _storage._result {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._idempotency {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._answerContext {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RecordRequest, rhs: RecordRequest) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._userID != rhs_storage._userID {return false}
+        if _storage._result != rhs_storage._result {return false}
+        if _storage._idempotency != rhs_storage._idempotency {return false}
+        if _storage._answerContext != rhs_storage._answerContext {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension IdempotencyKey: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".IdempotencyKey"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}scope\0\u{1}key\0\u{3}request_sha256\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -216,8 +399,51 @@ nonisolated extension RecordRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._result) }()
+      case 1: try { try decoder.decodeSingularStringField(value: &self.scope) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.requestSha256) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.scope.isEmpty {
+      try visitor.visitSingularStringField(value: self.scope, fieldNumber: 1)
+    }
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 2)
+    }
+    if !self.requestSha256.isEmpty {
+      try visitor.visitSingularStringField(value: self.requestSha256, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: IdempotencyKey, rhs: IdempotencyKey) -> Bool {
+    if lhs.scope != rhs.scope {return false}
+    if lhs.key != rhs.key {return false}
+    if lhs.requestSha256 != rhs.requestSha256 {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension AnswerContext: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AnswerContext"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}environment\0\u{3}bundle_id\0\u{3}apple_status\0\u{3}transaction_id\0\u{3}transaction_found\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.environment) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.bundleID) }()
+      case 3: try { try decoder.decodeSingularInt32Field(value: &self.appleStatus) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.transactionID) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self._transactionFound) }()
       default: break
       }
     }
@@ -228,18 +454,30 @@ nonisolated extension RecordRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.userID.isEmpty {
-      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    if self.environment != .unspecified {
+      try visitor.visitSingularEnumField(value: self.environment, fieldNumber: 1)
     }
-    try { if let v = self._result {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    if !self.bundleID.isEmpty {
+      try visitor.visitSingularStringField(value: self.bundleID, fieldNumber: 2)
+    }
+    if self.appleStatus != 0 {
+      try visitor.visitSingularInt32Field(value: self.appleStatus, fieldNumber: 3)
+    }
+    if !self.transactionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.transactionID, fieldNumber: 4)
+    }
+    try { if let v = self._transactionFound {
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 5)
     } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: RecordRequest, rhs: RecordRequest) -> Bool {
-    if lhs.userID != rhs.userID {return false}
-    if lhs._result != rhs._result {return false}
+  public static func ==(lhs: AnswerContext, rhs: AnswerContext) -> Bool {
+    if lhs.environment != rhs.environment {return false}
+    if lhs.bundleID != rhs.bundleID {return false}
+    if lhs.appleStatus != rhs.appleStatus {return false}
+    if lhs.transactionID != rhs.transactionID {return false}
+    if lhs._transactionFound != rhs._transactionFound {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -405,7 +643,7 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordOutcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}granted\0\u{3}already_granted\0\u{1}revoked\0\u{1}entitlements\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}granted\0\u{3}already_granted\0\u{1}revoked\0\u{1}entitlements\0\u{4}\u{f}answer_context\0\u{1}replayed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -418,12 +656,18 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.alreadyGranted) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.revoked) }()
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.entitlements) }()
+      case 20: try { try decoder.decodeSingularMessageField(value: &self._answerContext) }()
+      case 21: try { try decoder.decodeSingularBoolField(value: &self.replayed) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.userID.isEmpty {
       try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
     }
@@ -439,6 +683,12 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.entitlements.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.entitlements, fieldNumber: 5)
     }
+    try { if let v = self._answerContext {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    } }()
+    if self.replayed != false {
+      try visitor.visitSingularBoolField(value: self.replayed, fieldNumber: 21)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -448,6 +698,8 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.alreadyGranted != rhs.alreadyGranted {return false}
     if lhs.revoked != rhs.revoked {return false}
     if lhs.entitlements != rhs.entitlements {return false}
+    if lhs._answerContext != rhs._answerContext {return false}
+    if lhs.replayed != rhs.replayed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -16,6 +16,10 @@ final class LedgerDouble: LedgerCalls {
         var notificationAnswer: Result<NotificationOutcome, any Error> = .success(.with { $0.applied = true })
         var records: [(RecordRequest, String, Int64)] = []
         var notifications: [NotificationApply] = []
+        /// Answers kept per Idempotency-Key, as the ledger keeps them.
+        var kept: [String: (digest: String, outcome: RecordOutcome)] = [:]
+        var transactionQueries: [TransactionsQuery] = []
+        var transactionsAnswer: Result<TransactionsPage, any Error> = .success(TransactionsPage())
     }
 
     let state = Mutex(State())
@@ -25,6 +29,10 @@ final class LedgerDouble: LedgerCalls {
             state.records.append((request, requestID, deadlineMilliseconds))
             var outcome = try state.recordAnswer.get()
             outcome.userID = request.userID
+            if request.hasIdempotency {
+                outcome.answerContext = request.answerContext
+                state.kept[request.idempotency.key] = (request.idempotency.requestSha256, outcome)
+            }
             return outcome
         }
     }
@@ -35,6 +43,31 @@ final class LedgerDouble: LedgerCalls {
         try state.withLock { state in
             state.notifications.append(notification)
             return try state.notificationAnswer.get()
+        }
+    }
+
+    func idempotentAnswer(
+        for key: IdempotencyKey, requestID: String, deadlineMilliseconds: Int64
+    ) async throws -> RecordOutcome? {
+        try state.withLock { state in
+            guard let kept = state.kept[key.key] else { return nil }
+            guard kept.digest == key.requestSha256 else {
+                throw ServiceFailure(.idempotencyKeyReused, message: "this Idempotency-Key was used with another request body")
+            }
+            var outcome = kept.outcome
+            outcome.replayed = true
+            return outcome
+        }
+    }
+
+    func transactions(
+        _ query: TransactionsQuery, requestID: String, deadlineMilliseconds: Int64
+    ) async throws -> TransactionsPage {
+        try state.withLock { state in
+            state.transactionQueries.append(query)
+            var page = try state.transactionsAnswer.get()
+            page.userID = query.userID
+            return page
         }
     }
 

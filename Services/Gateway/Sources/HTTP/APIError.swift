@@ -40,7 +40,8 @@ struct APIError: Error, Equatable {
         case .unauthorized: status = .unauthorized
         case .alreadyBound: status = .conflict
         case .payloadTooLarge: status = .contentTooLarge
-        case .receiptInvalid, .bundleMismatch, .productMismatch, .signatureInvalid: status = .unprocessableContent
+        case .receiptInvalid, .bundleMismatch, .productMismatch, .signatureInvalid, .idempotencyKeyReused:
+            status = .unprocessableContent
         case .sharedSecretMismatch: status = .badGateway
         case .appleUnavailable: status = .serviceUnavailable
         case .internalError, .deadlineExceeded, .unsupportedContract, .overloaded, nil:

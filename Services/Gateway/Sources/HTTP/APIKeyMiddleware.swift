@@ -22,6 +22,7 @@ struct APIKeyMiddleware: RouterMiddleware {
         guard let index = Self.match(request.headers[.authorization], digests) else { throw APIError.unauthorized }
         var context = context
         context.apiKeyIndex = index
+        context.apiKeyScope = Hex.lowercase(digests[index])
         return try await next(request, context)
     }
 

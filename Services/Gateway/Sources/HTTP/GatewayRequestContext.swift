@@ -8,6 +8,9 @@ struct GatewayRequestContext: RequestContext {
     var requestID = ""
     /// The index of the API key used, or nil when keys are off.
     var apiKeyIndex: Int?
+    /// SHA-256 (hex) of the API key used, empty when keys are off: the scope of
+    /// an Idempotency-Key (never the key itself).
+    var apiKeyScope = ""
 
     init(source: Source) {
         coreContext = .init(source: source)

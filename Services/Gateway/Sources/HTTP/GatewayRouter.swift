@@ -47,6 +47,9 @@ struct GatewayRouter {
         api.post("/receipts") { request, context in try await receipt(request, context, dependencies) }
         api.post("/transactions") { request, context in try await signedTransaction(request, context, dependencies) }
         api.get("/users/:user_id/entitlements") { _, context in try await entitlements(context, dependencies) }
+        api.get("/users/:user_id/transactions") { request, context in
+            try await TransactionsRoute.answer(request, context, dependencies)
+        }
         return router
     }
 
@@ -55,13 +58,16 @@ struct GatewayRouter {
     ) async throws -> Response {
         let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
         let submission: ReceiptSubmission
+        let idempotency: IdempotencyKey?
         do {
             submission = try ReceiptSubmission.parse(contentType: request.headers[.contentType], body: body)
+            idempotency = try IdempotencyHeader.key(request.headers, scope: context.apiKeyScope, body: body)
         } catch {
             throw error.apiError
         }
-        let answer = try await dependencies.orchestrator.submit(submission, requestID: context.requestID)
-        return try recorded(answer, transactionID: submission.transactionID, context)
+        let answer = try await dependencies.orchestrator.submit(
+            submission, idempotency: idempotency, requestID: context.requestID)
+        return try recorded(answer, context)
     }
 
     static func signedTransaction(
@@ -69,28 +75,34 @@ struct GatewayRouter {
     ) async throws -> Response {
         let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
         let submission: SignedTransactionSubmission
+        let idempotency: IdempotencyKey?
         do {
             submission = try SignedTransactionSubmission.parse(body)
+            idempotency = try IdempotencyHeader.key(request.headers, scope: context.apiKeyScope, body: body)
         } catch {
             throw error.apiError
         }
-        let answer = try await dependencies.orchestrator.submit(submission, requestID: context.requestID)
-        return try recorded(answer, transactionID: answer.result.transactions.first?.transactionID, context)
+        let answer = try await dependencies.orchestrator.submit(
+            submission, idempotency: idempotency, requestID: context.requestID)
+        return try recorded(answer, context)
     }
 
-    /// The answer of a receipt or signed transaction the ledger recorded, and its log line.
-    static func recorded(
-        _ answer: ReceiptOrchestrator.Answer, transactionID: String?, _ context: GatewayRequestContext
-    ) throws -> Response {
+    /// The answer of a receipt or signed transaction the ledger recorded (or
+    /// kept under an Idempotency-Key), and its log line.
+    static func recorded(_ answer: ReceiptOrchestrator.Answer, _ context: GatewayRequestContext) throws -> Response {
+        guard let result = answer.result else {
+            context.logger.info("kept answer sent again", metadata: ["ledger.granted": "\(answer.outcome.granted.count)"])
+            return try encoded(ReceiptAnswerJSON.receipt(answer.outcome))
+        }
         context.logger.info(
             "receipt recorded",
             metadata: [
-                "receipt.style": "\(answer.result.style)",
-                "receipt.sha256": "\(answer.result.receiptSha256.prefix(16))",
+                "receipt.style": "\(result.style)",
+                "receipt.sha256": "\(result.receiptSha256.prefix(16))",
                 "ledger.granted": "\(answer.outcome.granted.count)",
                 "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
             ])
-        return try encoded(ReceiptAnswerJSON.receipt(answer, transactionID: transactionID))
+        return try encoded(ReceiptAnswerJSON.receipt(answer.outcome))
     }
 
     static func entitlements(_ context: GatewayRequestContext, _ dependencies: Dependencies) async throws -> Response {

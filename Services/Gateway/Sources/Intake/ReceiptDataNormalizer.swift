@@ -5,7 +5,8 @@ import Foundation
 /// - percent-encoding (when the text holds `%XX` escapes: a receipt never holds `%`);
 /// - a `data:...;base64,` URL prefix;
 /// - `+` turned into a space by form decoding (a receipt never holds a space,
-///   so every space was a `+`);
+///   so every space inside it was a `+`); whitespace around it is trimmed
+///   first, where that cannot corrupt a receipt (`ReceiptEnds`);
 /// - line breaks and tabs (`NSDataBase64EncodingEndLineWithLineFeed`), removed;
 /// - base64url (`-`, `_`) and missing `=` padding.
 /// Works on UTF-8 bytes: receipts reach a megabyte.
@@ -13,10 +14,12 @@ enum ReceiptDataNormalizer {
     static func normalize(_ raw: String) throws(IntakeError) -> String {
         var bytes = Array(raw.utf8)
         if bytes.contains(UInt8(ascii: "%")) { bytes = try percentDecoded(bytes) }
-        bytes = withoutDataURLPrefix(bytes)
+        bytes = withoutDataURLPrefix(Array(bytes.drop(while: isWhitespace)))
+        let trailing = bytes.reversed().prefix(while: isWhitespace)
+        let trailingSpaces = trailing.count { $0 == UInt8(ascii: " ") }
         var cleaned: [UInt8] = []
         cleaned.reserveCapacity(bytes.count + 3)
-        for byte in bytes {
+        for byte in bytes.dropLast(trailing.count) {
             switch byte {
             case UInt8(ascii: " "): cleaned.append(UInt8(ascii: "+"))
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"), 0x0B, 0x0C: continue
@@ -25,7 +28,9 @@ enum ReceiptDataNormalizer {
             default: cleaned.append(byte)
             }
         }
+        let padded = cleaned.last == UInt8(ascii: "=")
         while cleaned.last == UInt8(ascii: "=") { cleaned.removeLast() }
+        if !padded { cleaned += ReceiptEnds.restoredPluses(after: cleaned, trailingSpaces: trailingSpaces) }
         guard !cleaned.isEmpty else { throw .badEncoding("receipt_data is empty") }
         guard cleaned.allSatisfy(isBase64Alphabet) else {
             throw .badEncoding("receipt_data is not base64")
@@ -38,6 +43,13 @@ enum ReceiptDataNormalizer {
             throw .badEncoding("receipt_data is not canonical base64")
         }
         return text
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"), 0x0B, 0x0C: true
+        default: false
+        }
     }
 
     private static func isBase64Alphabet(_ byte: UInt8) -> Bool {

@@ -11,6 +11,8 @@ protocol LedgerCalls: Sendable {
     func entitlements(
         of userID: String, atMilliseconds: Int64, requestID: String, deadlineMilliseconds: Int64
     ) async throws -> EntitlementsAnswer
+    func idempotentAnswer(for key: IdempotencyKey, requestID: String, deadlineMilliseconds: Int64) async throws -> RecordOutcome?
+    func transactions(_ query: TransactionsQuery, requestID: String, deadlineMilliseconds: Int64) async throws -> TransactionsPage
 }
 
 extension LedgerClient: LedgerCalls {}

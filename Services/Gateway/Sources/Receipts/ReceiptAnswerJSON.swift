@@ -85,13 +85,15 @@ enum ReceiptAnswerJSON {
         enum CodingKeys: String, CodingKey { case userID = "user_id", entitlements }
     }
 
-    static func receipt(_ answer: ReceiptOrchestrator.Answer, transactionID: String?) -> Receipt {
-        let result = answer.result
-        let outcome = answer.outcome
+    /// Made from the outcome alone, so an answer kept under an Idempotency-Key
+    /// renders byte for byte as it did the first time.
+    static func receipt(_ outcome: RecordOutcome) -> Receipt {
+        let context = outcome.answerContext
         return Receipt(
-            userID: outcome.userID, environment: environment(result.environment), bundleID: result.bundleID,
-            appleStatus: Int(result.appleStatus),
-            transaction: transactionID.flatMap { id in answer.transactionFound.map { TransactionFound(transactionID: id, found: $0) } },
+            userID: outcome.userID, environment: environment(context.environment), bundleID: context.bundleID,
+            appleStatus: Int(context.appleStatus),
+            transaction: context.hasTransactionFound
+                ? TransactionFound(transactionID: context.transactionID, found: context.transactionFound) : nil,
             granted: outcome.granted.map(GrantJSON.init), alreadyGranted: outcome.alreadyGranted,
             revoked: outcome.revoked.map { Revoked(transactionID: $0.transactionID, cancellationDateMs: $0.cancellationDateMs) },
             entitlements: outcome.entitlements.map(EntitlementJSON.init))

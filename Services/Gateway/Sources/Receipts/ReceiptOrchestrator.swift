@@ -18,30 +18,69 @@ struct ReceiptOrchestrator: Sendable {
     static let recordAllowance: Duration = .seconds(5)
 
     struct Answer {
-        var result: VerifyResult
+        /// The ledger's outcome, its `answerContext` always set: everything the answer shows.
         var outcome: RecordOutcome
-        /// Whether the named transaction is in the receipt (nil when none was named).
-        var transactionFound: Bool?
+        /// What the pool verified; nil for an answer kept under an Idempotency-Key.
+        var result: VerifyResult?
     }
 
-    func submit(_ submission: ReceiptSubmission, requestID: String) async throws(APIError) -> Answer {
+    func submit(
+        _ submission: ReceiptSubmission, idempotency: IdempotencyKey?, requestID: String
+    ) async throws(APIError) -> Answer {
+        if let idempotency, let kept = try await keptAnswer(idempotency, requestID: requestID) { return kept }
         let request = VerifyRequest.with {
             $0.receiptData = submission.receiptData
             $0.excludeOldTransactions = submission.excludeOldTransactions
         }
         let (result, recordBy) = try await verified(.verifyRequest(request), requestID: requestID)
         let found = try Self.check(submission, against: result)
-        let outcome = try await record(result, for: submission.userID, requestID: requestID, by: recordBy)
-        return Answer(result: result, outcome: outcome, transactionFound: found)
+        var context = Self.context(of: result)
+        if let named = submission.transactionID, let found {
+            context.transactionID = named
+            context.transactionFound = found
+        }
+        return try await record(
+            result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID, by: recordBy)
     }
 
     /// POST /v1/transactions: a StoreKit 2 transaction, verified by the pool
     /// (locally, against Apple's chain) and recorded exactly as a receipt's.
-    func submit(_ submission: SignedTransactionSubmission, requestID: String) async throws(APIError) -> Answer {
+    func submit(
+        _ submission: SignedTransactionSubmission, idempotency: IdempotencyKey?, requestID: String
+    ) async throws(APIError) -> Answer {
+        if let idempotency, let kept = try await keptAnswer(idempotency, requestID: requestID) { return kept }
         let request = SignedTransactionRequest.with { $0.signedTransaction = submission.signedTransaction }
         let (result, recordBy) = try await verified(.signedTransactionRequest(request), requestID: requestID)
-        let outcome = try await record(result, for: submission.userID, requestID: requestID, by: recordBy)
-        return Answer(result: result, outcome: outcome, transactionFound: true)
+        var context = Self.context(of: result)
+        if let signed = result.transactions.first {
+            context.transactionID = signed.transactionID
+            context.transactionFound = true
+        }
+        return try await record(
+            result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID, by: recordBy)
+    }
+
+    /// The answer the ledger kept for this Idempotency-Key: a retry is answered
+    /// without asking Apple again.
+    private func keptAnswer(_ key: IdempotencyKey, requestID: String) async throws(APIError) -> Answer? {
+        do {
+            let kept = try await ledger.idempotentAnswer(
+                for: key, requestID: requestID,
+                deadlineMilliseconds: Self.nowMilliseconds() + Self.milliseconds(Self.recordAllowance))
+            return kept.map { Answer(outcome: $0, result: nil) }
+        } catch let failure as ServiceFailure {
+            throw APIError(failure)
+        } catch {
+            throw .unavailable
+        }
+    }
+
+    static func context(of result: VerifyResult) -> AnswerContext {
+        AnswerContext.with {
+            $0.environment = result.environment
+            $0.bundleID = result.bundleID
+            $0.appleStatus = result.appleStatus
+        }
     }
 
     /// The pool's `VerifyResult` for `body`, and the deadline left for recording it.
@@ -66,14 +105,24 @@ struct ReceiptOrchestrator: Sendable {
     }
 
     private func record(
-        _ result: VerifyResult, for userID: String, requestID: String, by deadline: Int64
-    ) async throws(APIError) -> RecordOutcome {
+        _ result: VerifyResult, context: AnswerContext, for userID: String, idempotency: IdempotencyKey?,
+        requestID: String, by deadline: Int64
+    ) async throws(APIError) -> Answer {
+        // Work whose deadline passed is not started: the client has given up.
+        guard deadline > Self.nowMilliseconds() else { throw .unavailable }
         do {
-            return try await ledger.record(
+            var outcome = try await ledger.record(
                 .with {
                     $0.userID = userID
                     $0.result = result
+                    if let idempotency {
+                        $0.idempotency = idempotency
+                        $0.answerContext = context
+                    }
                 }, requestID: requestID, deadlineMilliseconds: deadline)
+            // An answer kept under the same key (a concurrent request recorded first) carries its own context.
+            if !outcome.hasAnswerContext { outcome.answerContext = context }
+            return Answer(outcome: outcome, result: outcome.replayed ? nil : result)
         } catch let failure as ServiceFailure {
             throw APIError(failure)
         } catch {
@@ -102,18 +151,22 @@ struct ReceiptOrchestrator: Sendable {
     }
 
     /// The receipt must hold purchases; a named transaction is looked up, and a
-    /// named product must be that transaction's (or, with no transaction named,
-    /// some purchase's in the receipt).
+    /// named product must be that transaction's (or, with no transaction named or
+    /// the named one absent, some purchase's in the receipt).
     static func check(_ submission: ReceiptSubmission, against result: VerifyResult) throws(APIError) -> Bool? {
         guard !result.transactions.isEmpty else {
             throw APIError(status: .unprocessableContent, code: "receipt_invalid", message: "the receipt holds no purchases of this app")
         }
         let named = submission.transactionID.map { id in result.transactions.first { $0.transactionID == id } }
         if let product = submission.productID {
-            let matches: Bool
-            if let named { matches = named.map { $0.productID == product } ?? true } else {
-                matches = result.transactions.contains { $0.productID == product }
-            }
+            // A named transaction that is absent does not weaken the check: the product
+            // must then be some purchase's in the receipt, as with no transaction named.
+            let matches =
+                if case .some(.some(let transaction)) = named {
+                    transaction.productID == product
+                } else {
+                    result.transactions.contains { $0.productID == product }
+                }
             guard matches else {
                 throw APIError(
                     status: .unprocessableContent, code: "product_mismatch",

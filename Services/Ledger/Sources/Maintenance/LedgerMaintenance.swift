@@ -67,6 +67,17 @@ final class LedgerMaintenance: Service, Sendable {
         } catch {
             logger.warning("event pruning failed", metadata: ["error": "\(error)"])
         }
+        do {
+            let idempotencyCutoff = clock() - IdempotencyRule.retentionMs
+            if case .count(let pruned) = try await committer.submit(
+                .pruneIdempotentAnswers(before: idempotencyCutoff), requestID: "retention"),
+                pruned > 0
+            {
+                logger.info("idempotent answers past 24 hours pruned", metadata: ["ledger.answers_pruned": "\(pruned)"])
+            }
+        } catch {
+            logger.warning("idempotent answer pruning failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The budget for one sweep interval, at least one when refresh is on.

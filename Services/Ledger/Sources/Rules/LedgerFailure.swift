@@ -8,6 +8,8 @@ public struct LedgerFailure: Error, Equatable, CustomStringConvertible {
 
     public static let alreadyBound = LedgerFailure(
         code: .alreadyBound, message: "the purchase belongs to another user (binding policy keep)")
+    public static let idempotencyKeyReused = LedgerFailure(
+        code: .idempotencyKeyReused, message: "this Idempotency-Key was used with another request body")
     public static let noPurchases = LedgerFailure(code: .receiptInvalid, message: "the receipt holds no purchases")
 
     public static func badRequest(_ message: String) -> LedgerFailure {

@@ -10,6 +10,8 @@ public enum LedgerWork: Sendable {
     case refreshResult(VerifyResult, owner: String?)
     case sweepExpired(limit: Int)
     case pruneEvents(before: Int64)
+    /// Drops idempotent answers kept since before the cutoff (ms).
+    case pruneIdempotentAnswers(before: Int64)
 }
 
 public enum LedgerWorkOutput: Sendable {
@@ -34,7 +36,7 @@ public struct LedgerRules: Sendable {
         let context = RuleContext(session: session, requestID: requestID, now: now)
         switch work {
         case .record(let request):
-            return .recorded(try RecordRule(policy: policy).record(request, context))
+            return .recorded(try IdempotencyRule.record(request, policy: policy, context))
         case .notification(let notification):
             return .notified(try NotificationRule().apply(notification, context))
         case .claimRefreshes(let limit):
@@ -46,6 +48,8 @@ public struct LedgerRules: Sendable {
             return .count(try MaintenanceRules.sweepExpired(limit: limit, context))
         case .pruneEvents(let cutoff):
             return .count(try session.pruneEvents(before: cutoff))
+        case .pruneIdempotentAnswers(let cutoff):
+            return .count(try session.pruneIdempotentAnswers(before: cutoff))
         }
     }
 

@@ -21,7 +21,7 @@ enum TransactionApplier {
                 outcome.revoked.append(revocation(new))
             } else if let user {
                 outcome.granted.append(new.grant)
-                try context.emit(.granted(new, to: user, context.origin))
+                try announceCredit(new, to: user, context)
             }
             return
         }
@@ -48,7 +48,7 @@ enum TransactionApplier {
             stored.grantedAtMs = context.now
             changed = true
             outcome.granted.append(stored.grant)
-            try context.emit(.granted(stored, to: user, context.origin))
+            try announceCredit(stored, to: user, context)
         } else if stored.grantedTo != nil {
             outcome.alreadyGranted.append(stored.key.transactionID)
         }
@@ -72,7 +72,7 @@ enum TransactionApplier {
             stored.grantedAtMs = context.now
         }
         try context.session.update(stored)
-        if let holder { try context.emit(.granted(stored, to: holder, context.origin)) }
+        if let holder { try announceCredit(stored, to: holder, context) }
     }
 
     /// Revokes every live transaction of a purchase (Apple's REVOKE: family sharing ended).
@@ -82,6 +82,13 @@ enum TransactionApplier {
             try context.session.update(stored)
             if stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
         }
+    }
+
+    /// `transaction.granted`, and its seq kept with the transaction: the order
+    /// and cursor of the user's transaction list (GET /v1/users/{id}/transactions).
+    private static func announceCredit(_ transaction: StoredTransaction, to user: String, _ context: RuleContext) throws {
+        let event = try context.emit(.granted(transaction, to: user, context.origin))
+        try context.session.setGrantedSeq(transaction.key, seq: event.seq)
     }
 
     private static func revocation(_ transaction: StoredTransaction) -> Revocation {

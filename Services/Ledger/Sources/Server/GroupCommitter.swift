@@ -12,13 +12,24 @@ public final class GroupCommitter: Service, Sendable {
     struct Job {
         let work: LedgerWork
         let requestID: String
+        /// Milliseconds since the epoch; 0 for none.
+        let deadline: Int64
         let continuation: CheckedContinuation<LedgerWorkOutput, any Error>
+
+        func hasExpired(at now: Int64) -> Bool { deadline > 0 && deadline <= now }
     }
 
     struct State: ~Copyable {
         var jobs: Deque<Job> = []
         var waiter: CheckedContinuation<Void, Never>?
         var stopping = false
+    }
+
+    /// Thrown to work whose deadline passed while it waited for its commit: it
+    /// is not started, since nobody waits for its answer, and a change made
+    /// after the client gave up would show on its retry as granted earlier.
+    public struct DeadlinePassed: Error, CustomStringConvertible {
+        public var description: String { "the deadline passed before the work started" }
     }
 
     /// Thrown to work submitted after the writer stopped.
@@ -49,11 +60,11 @@ public final class GroupCommitter: Service, Sendable {
 
     /// Queues `work` for the next commit and returns its outcome once committed.
     /// A rule's refusal comes back as `LedgerFailure`; anything else failed to commit.
-    public func submit(_ work: LedgerWork, requestID: String) async throws -> LedgerWorkOutput {
+    public func submit(_ work: LedgerWork, requestID: String, deadline: Int64 = 0) async throws -> LedgerWorkOutput {
         try await withCheckedThrowingContinuation { continuation in
             let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 guard !state.stopping else { return (false, nil) }
-                state.jobs.append(Job(work: work, requestID: requestID, continuation: continuation))
+                state.jobs.append(Job(work: work, requestID: requestID, deadline: deadline, continuation: continuation))
                 return (true, state.waiter.take())
             }
             guard accepted else { return continuation.resume(throwing: Stopped()) }
@@ -107,9 +118,12 @@ public final class GroupCommitter: Service, Sendable {
     }
 
     private func commit(_ batch: [Job]) async {
+        let now = clock()
+        for job in batch where job.hasExpired(at: now) { job.continuation.resume(throwing: DeadlinePassed()) }
+        let batch = batch.filter { !$0.hasExpired(at: now) }
+        guard !batch.isEmpty else { return }
         let works = batch.map { ($0.work, $0.requestID) }
         let rules = self.rules
-        let now = clock()
         let started = ContinuousClock.now
         do {
             let outcomes = try await store.commit(units: works.count) { unit, session in

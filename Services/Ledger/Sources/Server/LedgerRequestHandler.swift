@@ -21,7 +21,9 @@ struct LedgerRequestHandler: Sendable {
         do {
             switch envelope.body {
             case .recordRequest(let request):
-                guard case .recorded(let outcome) = try await committer.submit(.record(request), requestID: requestID)
+                guard
+                    case .recorded(let outcome) = try await committer.submit(
+                        .record(request), requestID: requestID, deadline: envelope.deadlineMs)
                 else { break }
                 logger.debug(
                     "recorded",
@@ -32,7 +34,9 @@ struct LedgerRequestHandler: Sendable {
                     ])
                 return reply(requestID, .recordOutcome(outcome))
             case .notificationApply(let notification):
-                guard case .notified(let outcome) = try await committer.submit(.notification(notification), requestID: requestID)
+                guard
+                    case .notified(let outcome) = try await committer.submit(
+                        .notification(notification), requestID: requestID, deadline: envelope.deadlineMs)
                 else { break }
                 logger.info(
                     "notification stored",
@@ -50,11 +54,21 @@ struct LedgerRequestHandler: Sendable {
                     $0.userID = query.userID
                     $0.entitlements = entitlements
                 }))
+            case .idempotencyLookup(let lookup):
+                let now = clock()
+                let kept = try await store.read { reader in
+                    try IdempotencyRule.kept(lookup.key, now: now, reader: reader)
+                }
+                return reply(requestID, .idempotencyAnswer(.with { answer in kept.map { answer.outcome = $0 } }))
+            case .transactionsQuery(let query):
+                return reply(requestID, .transactionsPage(try await CreditListing.page(query, store: store)))
             case .replayRequest(let request):
                 return reply(requestID, .replayBatch(try await replay(request)))
             default:
                 return reply(requestID, .failure(ServiceFailure(.badRequest, message: "the ledger does not answer this message")))
             }
+        } catch is GroupCommitter.DeadlinePassed {
+            return reply(requestID, .failure(ServiceFailure(.deadlineExceeded, message: "the deadline passed", retryable: true)))
         } catch let failure as LedgerFailure {
             logger.debug("refused", metadata: ["request.id": "\(requestID)", "ledger.failure": "\(failure.code.rawValue)"])
             return reply(requestID, .failure(failure.serviceFailure))

@@ -94,6 +94,7 @@ enum LedgerSchema {
                     CREATE INDEX events_by_time ON events (occurred_at_ms);
                     """)
         }
+        migrator.registerMigration("v2-idempotency-and-credits", migrate: IdempotencyAndCreditsMigration.migrate)
         return migrator
     }
 }

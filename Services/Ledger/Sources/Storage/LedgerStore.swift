@@ -49,6 +49,10 @@ public protocol LedgerReader {
     func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription]
     /// Subscriptions that ran out (expiry and any grace passed, not revoked) with no expired event yet.
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription]
+    /// The answer kept for (scope, key), whatever its age.
+    func idempotentAnswer(scope: String, key: String) throws -> StoredIdempotentAnswer?
+    /// Transactions credited to `user`, newest credit first, starting after `cursor`.
+    func creditedTransactions(of user: String, after cursor: CreditCursor?, limit: Int) throws -> [CreditedRecord]
 }
 
 /// Writes, inside one unit of a group commit.
@@ -65,4 +69,10 @@ public protocol LedgerSession: LedgerReader {
     func append(_ event: LedgerEvent) throws -> LedgerEvent
     /// Drops events older than `cutoff` (ms), always keeping the newest one so the head survives.
     func pruneEvents(before cutoff: Int64) throws -> Int
+    /// Keeps `answer` for its (scope, key), replacing an expired one.
+    func storeIdempotentAnswer(_ answer: StoredIdempotentAnswer) throws
+    /// Drops answers kept since before `cutoff` (ms).
+    func pruneIdempotentAnswers(before cutoff: Int64) throws -> Int
+    /// Remembers the seq of the `transaction.granted` event that credited a transaction.
+    func setGrantedSeq(_ transaction: TransactionKey, seq: UInt64) throws
 }

@@ -6,7 +6,7 @@ import GRDB
 /// transaction. Every statement is cached: the group commit runs the same few
 /// statements thousands of times a second.
 final class SQLiteLedgerSession: LedgerSession {
-    private let db: Database
+    let db: Database
     /// The seq the next appended event gets; the store moves it back when a unit rolls back.
     var nextSeq: UInt64
     /// The events appended since the store last cleared it (one unit's).
@@ -19,7 +19,7 @@ final class SQLiteLedgerSession: LedgerSession {
 
     // MARK: Transactions
 
-    private static let transactionColumns = """
+    static let transactionColumns = """
         environment, transaction_id, original_transaction_id, product_id, quantity, purchase_date_ms,
         expires_date_ms, cancellation_date_ms, cancellation_reason, is_upgraded, granted_to, granted_at_ms
         """
@@ -72,7 +72,7 @@ final class SQLiteLedgerSession: LedgerSession {
         ]
     }
 
-    private static func storedTransaction(_ row: Row) -> StoredTransaction {
+    static func storedTransaction(_ row: Row) -> StoredTransaction {
         StoredTransaction(
             key: TransactionKey(StoredEnvironment.environment(row[0]), row[1]), originalTransactionID: row[2],
             productID: row[3], quantity: Int32(truncatingIfNeeded: row[4] as Int64), purchaseDateMs: row[5],
