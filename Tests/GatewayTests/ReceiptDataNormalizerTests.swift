@@ -54,22 +54,86 @@ struct ReceiptDataNormalizerTests {
 
     @Test func anyReceiptDamagedAnyWayComesBackByteIdentical() async {
         await propertyCheck(
-            count: 300, input: Gen.uint8(in: 0...255).array(of: 1...700), Gen.int(in: 0...127), Gen.int(in: 4...120)
-        ) { bytes, damages, columns in
-            let canonical = Data(bytes).base64EncodedString()
-            var text = canonical
-            if damages & 1 != 0 { text = Self.base64url(text) }
-            if damages & 2 != 0 { text = text.replacingOccurrences(of: "=", with: "") }
-            if damages & 4 != 0 { text = Self.lineBroken(text, every: columns, with: damages & 8 != 0 ? "\r\n" : "\n") }
-            if damages & 16 != 0 { text = "data:application/octet-stream;base64," + text }
-            if damages & 32 != 0 {
-                text = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-            } else if damages & 64 != 0 {
-                // A form-decoded body: every + became a space.
-                text = text.replacingOccurrences(of: "+", with: " ")
-            }
-            #expect(Self.normalize(text) == .success(canonical), "damages \(damages) columns \(columns)")
+            count: 400, input: Gen.uint8(in: 0...255).array(of: 1...700), Gen.int(in: 0...2), Gen.int(in: 0...511),
+            Gen.int(in: 4...120)
+        ) { content, shape, damages, columns in
+            let canonical = Data(Self.receipt(content, shape: shape)).base64EncodedString()
+            let damaged = Self.damaged(canonical, damages, columns: columns)
+            #expect(Self.normalize(damaged) == .success(canonical), "shape \(shape) damages \(damages) columns \(columns)")
         }
+    }
+
+    @Test("Defect 9: a leading space is trimmed, not turned into a +")
+    func aLeadingSpaceIsNotAPlus() throws {
+        for name in ["production-2024-sha256.b64", "sandbox-2025-g5.b64", "xcode-app-receipt-empty.b64", "ios6-transaction-receipt-sandbox-2012.b64"] {
+            let receipt = try Self.fixture(name)
+            for padded in [" " + receipt, "  \n" + receipt, " " + receipt + " ", receipt + " \n", "\t " + receipt + "\r\n "] {
+                #expect(Self.normalize(padded) == .success(receipt), "\(name) \(padded.prefix(3).debugDescription)")
+            }
+        }
+    }
+
+    @Test("Defect 9: a receipt's last + that form decoding turned into a space is restored, whitespace after it trimmed")
+    func aTrailingPlusIsRestored() async {
+        await propertyCheck(count: 200, input: Gen.uint8(in: 0...255).array(of: 2...600), Gen.int(in: 0...3)) { content, extra in
+            let canonical = Data(Self.derEndingInPlus(content)).base64EncodedString()
+            #expect(canonical.hasSuffix("+"))
+            let formDecoded = canonical.replacingOccurrences(of: "+", with: " ")
+            let withAdded = " " + formDecoded + ["", " ", "\n", " \r\n"][extra]
+            #expect(Self.normalize(withAdded) == .success(canonical), "extra \(extra)")
+        }
+    }
+
+    /// The receipt shapes Apple issues: 0, a DER SEQUENCE of definite length
+    /// (App Store receipts, `MII...`); 1, BER of indefinite length (Xcode's,
+    /// `MIA...`); 2, an iOS 6 transaction receipt (a text plist).
+    static func receipt(_ content: [UInt8], shape: Int) -> [UInt8] {
+        switch shape {
+        case 0: return derHeader(length: content.count) + content
+        case 1: return [0x30, 0x80] + content + [0x00, 0x00]
+        default:
+            let text = "{\n\t\"purchase-info\" = \"\(Data(content).base64EncodedString())\";\n}" + (content.count % 2 == 0 ? "\n" : "")
+            return Array(text.utf8)
+        }
+    }
+
+    static func derHeader(length: Int) -> [UInt8] {
+        guard length >= 128 else { return [0x30, UInt8(length)] }
+        let octets = length < 256 ? [UInt8(length)] : [UInt8(length >> 8), UInt8(length & 0xFF)]
+        return [0x30, 0x80 | UInt8(octets.count)] + octets
+    }
+
+    /// A definite-length DER receipt whose base64 ends with `+`: a whole number
+    /// of 3-byte groups, the last byte's low six bits 62.
+    static func derEndingInPlus(_ content: [UInt8]) -> [UInt8] {
+        var length = content.count
+        while (derHeader(length: length).count + length) % 3 != 0 { length += 1 }
+        var body = content + Array(repeating: 0x41, count: length - content.count)
+        body[body.count - 1] = body[body.count - 1] & 0xC0 | 0x3E
+        return derHeader(length: length) + body
+    }
+
+    static func damaged(_ canonical: String, _ damages: Int, columns: Int) -> String {
+        var text = canonical
+        if damages & 1 != 0 { text = base64url(text) }
+        if damages & 2 != 0 { text = text.replacingOccurrences(of: "=", with: "") }
+        if damages & 4 != 0 { text = lineBroken(text, every: columns, with: damages & 8 != 0 ? "\r\n" : "\n") }
+        if damages & 16 != 0 { text = "data:application/octet-stream;base64," + text }
+        if damages & 32 != 0 {
+            text = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        } else if damages & 64 != 0 {
+            // A form-decoded body: every + became a space.
+            text = text.replacingOccurrences(of: "+", with: " ")
+        }
+        if damages & 128 != 0 { text = [" ", "\n", " \t"][columns % 3] + text }
+        if damages & 256 != 0 { text += [" ", "\n", "\r\n ", "  "][columns % 4] }
+        return text
+    }
+
+    static func fixture(_ name: String) throws -> String {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("GatewayTests/Fixtures/receipts/\(name)")
+        return try String(contentsOf: url, encoding: .utf8).filter { !$0.isWhitespace }
     }
 
     @Test func anyForeignCharacterIsRefused() async {

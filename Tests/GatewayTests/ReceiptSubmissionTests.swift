@@ -52,8 +52,10 @@ struct ReceiptSubmissionTests {
     }
 
     @Test func anyReceiptThroughAnyFormClientComesBackIdentical() async {
-        await propertyCheck(count: 200, input: Gen.uint8(in: 0...255).array(of: 1...400), Gen.bool) { bytes, proper in
-            let canonical = Data(bytes).base64EncodedString()
+        await propertyCheck(
+            count: 200, input: Gen.uint8(in: 0...255).array(of: 1...400), Gen.int(in: 0...2), Gen.bool
+        ) { bytes, shape, proper in
+            let canonical = Data(ReceiptDataNormalizerTests.receipt(bytes, shape: shape)).base64EncodedString()
             let value = proper ? canonical.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! : canonical
             let submission = try parse("user_id=u&receipt-data=\(value)", form: true)
             #expect(submission.receiptData == canonical)

@@ -31,7 +31,7 @@ final class LedgerDouble: LedgerCalls {
             outcome.userID = request.userID
             if request.hasIdempotency {
                 outcome.answerContext = request.answerContext
-                state.kept[request.idempotency.key] = (request.idempotency.requestSha256, outcome)
+                state.kept[request.idempotency.scope + " " + request.idempotency.key] = (request.idempotency.requestSha256, outcome)
             }
             return outcome
         }
@@ -50,7 +50,7 @@ final class LedgerDouble: LedgerCalls {
         for key: IdempotencyKey, requestID: String, deadlineMilliseconds: Int64
     ) async throws -> RecordOutcome? {
         try state.withLock { state in
-            guard let kept = state.kept[key.key] else { return nil }
+            guard let kept = state.kept[key.scope + " " + key.key] else { return nil }
             guard kept.digest == key.requestSha256 else {
                 throw ServiceFailure(.idempotencyKeyReused, message: "this Idempotency-Key was used with another request body")
             }

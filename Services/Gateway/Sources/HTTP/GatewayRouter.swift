@@ -173,9 +173,13 @@ struct GatewayRouter {
         }
     }
 
-    /// An answer of the contract's JSON (ReceiptAnswerJSON).
+    /// An answer of the contract's JSON (ReceiptAnswerJSON). Keys sorted: the
+    /// encoder's own order varies between two encodings of one value, and an
+    /// answer kept under an Idempotency-Key must come back byte for byte.
     static func encoded(_ value: some Encodable) throws -> Response {
-        let data = try JSONEncoder().encode(value)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(value)
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 

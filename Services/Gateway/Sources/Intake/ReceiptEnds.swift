@@ -34,9 +34,8 @@ enum ReceiptEnds {
         return 2 + octets + length
     }
 
-    /// The bytes encoded by the first `characters` (a multiple of 4) base64 characters.
+    /// The whole bytes encoded by (at most) the first `characters` base64 characters.
     private static func decodedPrefix(_ body: [UInt8], characters: Int) -> [UInt8]? {
-        guard body.count >= characters else { return nil }
         var bytes: [UInt8] = []
         var bits = 0
         var value = 0
