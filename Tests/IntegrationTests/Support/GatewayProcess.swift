@@ -41,7 +41,10 @@ final class GatewayProcess: Sendable {
     @discardableResult
     func stop() async -> Int32? { await process.stop() }
 
-    func call(_ method: String, _ path: String, json body: [String: Any]? = nil, requestID: String? = nil) async throws -> HTTPAnswer {
-        try await HTTPAnswer.call(method, base + path, json: body, requestID: requestID)
+    func call(
+        _ method: String, _ path: String, json body: [String: Any]? = nil, requestID: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> HTTPAnswer {
+        try await HTTPAnswer.call(method, base + path, json: body, requestID: requestID, headers: headers)
     }
 }
