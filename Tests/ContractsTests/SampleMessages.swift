@@ -100,7 +100,57 @@ enum SampleMessages {
         var r = RecordRequest()
         r.userID = "u-42"
         r.result = verifyResult
+        r.idempotency = idempotencyKey
+        r.answerContext = answerContext
         return r
+    }
+
+    static var idempotencyKey: IdempotencyKey {
+        IdempotencyKey.with {
+            $0.scope = String(repeating: "5e", count: 32)
+            $0.key = "order-1234"
+            $0.requestSha256 = String(repeating: "a1", count: 32)
+        }
+    }
+
+    static var answerContext: AnswerContext {
+        AnswerContext.with {
+            $0.environment = .sandbox
+            $0.bundleID = "com.example.app"
+            $0.appleStatus = 21006
+            $0.transactionID = "1000000595277992"
+            $0.transactionFound = true
+        }
+    }
+
+    static var idempotencyLookup: IdempotencyLookup { .with { $0.key = idempotencyKey } }
+
+    static var idempotencyAnswer: IdempotencyAnswer { .with { $0.outcome = recordOutcome } }
+
+    static var transactionsQuery: TransactionsQuery {
+        TransactionsQuery.with {
+            $0.userID = "u-42"
+            $0.after = "NDIuU2FuZGJveC4xMDAw"
+            $0.limit = 20
+        }
+    }
+
+    static var transactionsPage: TransactionsPage {
+        TransactionsPage.with {
+            $0.userID = "u-42"
+            $0.transactions = [
+                .with {
+                    $0.transactionID = "1000000595277992"
+                    $0.originalTransactionID = "1000000595277990"
+                    $0.productID = "com.example.pro.monthly"
+                    $0.state = .revoked
+                    $0.environment = .sandbox
+                    $0.purchaseDateMs = 1_574_316_980_000
+                    $0.seq = 42
+                }
+            ]
+            $0.next = "NDEuU2FuZGJveC45OTk"
+        }
     }
 
     static var recordOutcome: RecordOutcome {
@@ -110,6 +160,8 @@ enum SampleMessages {
         o.alreadyGranted = ["1000000595277991"]
         o.revoked = [revocation]
         o.entitlements = [entitlement]
+        o.answerContext = answerContext
+        o.replayed = true
         return o
     }
 
@@ -249,7 +301,8 @@ enum SampleMessages {
             .notificationOutcome(notificationOutcome), .entitlementsQuery(entitlementsQuery),
             .entitlementsAnswer(entitlementsAnswer), .replayRequest(replayRequest), .replayBatch(replayBatch),
             .signedTransactionRequest(signedTransactionRequest), .signedNotificationRequest(signedNotificationRequest),
-            .failure(serviceFailure),
+            .idempotencyLookup(idempotencyLookup), .idempotencyAnswer(idempotencyAnswer),
+            .transactionsQuery(transactionsQuery), .transactionsPage(transactionsPage), .failure(serviceFailure),
         ]
     }
 
@@ -269,7 +322,8 @@ enum SampleMessages {
             transaction, pendingRenewal, verifyRequest, verifyResult, grant, revocation, entitlement,
             recordRequest, recordOutcome, notificationApply, notificationOutcome, entitlementsQuery,
             entitlementsAnswer, replayRequest, replayBatch, serviceFailure, signedTransactionRequest,
-            signedNotificationRequest,
+            signedNotificationRequest, idempotencyKey, answerContext, idempotencyLookup, idempotencyAnswer,
+            transactionsQuery, transactionsPage, transactionsPage.transactions[0],
             TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,
             subscriptionChanged, subscriptionExpired, bindingTransferred,
         ]
