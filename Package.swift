@@ -199,6 +199,7 @@ let package = Package(
                 "CurlHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/CurlHTTPTests",
             swiftSettings: strict

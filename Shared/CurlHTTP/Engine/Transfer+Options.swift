@@ -36,8 +36,10 @@ extension Transfer {
         case .post:
             // Without this curl sends `Expect: 100-continue` for bodies over
             // 1 KiB and waits up to a second for a `100` that many servers
-            // never send; receipts are larger than that.
-            addRequestHeader(name: "Expect", value: "")
+            // never send; receipts are larger than that. Removed, not sent
+            // empty: an `Expect:` of any value is answered 417 by servers and
+            // proxies that follow RFC 9110 (Node's among them).
+            removeRequestHeader(name: "Expect")
             check(ccurl_easy_setopt_long(easy, CURLOPT_POST, 1))
             // The size first: COPYPOSTFIELDS copies that many bytes, so bodies
             // with NUL bytes survive, and the copy outlives Swift's buffer.

@@ -39,9 +39,16 @@ final class Transfer {
 
     /// Appends a header line for `CURLOPT_HTTPHEADER`. curl sends `Name;` as an
     /// empty header, while `Name:` would only remove one of its own.
+    /// Sends `name: value`; an empty value is sent as an empty header (`name;`, curl's spelling for that).
     func addRequestHeader(name: String, value: String) {
         let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
         headerList = curl_slist_append(headerList, line)
+    }
+
+    /// Stops curl from sending a header of its own (`name:` with nothing after
+    /// the colon, as curl documents for CURLOPT_HTTPHEADER).
+    func removeRequestHeader(name: String) {
+        headerList = curl_slist_append(headerList, "\(name):")
     }
 
     /// The header list to give curl; it must outlive the transfer, so `release` frees it.
