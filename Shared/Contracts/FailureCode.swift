@@ -15,6 +15,8 @@ public enum FailureCode: String, CaseIterable, Sendable {
     case appleUnavailable = "apple_unavailable"
     /// A StoreKit 2 or notification JWS that does not verify against Apple's chain.
     case signatureInvalid = "signature_invalid"
+    /// Apple answered 21000 or an HTTP 4xx other than 429: a request Storekeeper built wrongly.
+    case appleRejectedRequest = "apple_rejected_request"
     /// The same Idempotency-Key with a different request body.
     case idempotencyKeyReused = "idempotency_key_reused"
     // Internal.

@@ -85,6 +85,7 @@ struct GatewayRouterTests {
         (.failure(.init(.sharedSecretMismatch, message: "x", appleStatus: 21004)), .badGateway, "shared_secret_mismatch"),
         (.failure(.init(.appleUnavailable, message: "x", appleStatus: 21005, retryable: true, retryAfterMilliseconds: 3_000)), .serviceUnavailable, "apple_unavailable"),
         (.failure(.init(.internalError, message: "x")), .serviceUnavailable, "service_unavailable"),
+        (.failure(.init(.appleRejectedRequest, message: "x", appleStatus: 21000)), .badGateway, "apple_rejected_request"),
     ])
     func verifierFailuresMapToTheContract(_ answer: Envelope.OneOf_Body, _ status: HTTPResponse.Status, _ code: String) async throws {
         let harness = GatewayHarness()
@@ -99,6 +100,8 @@ struct GatewayRouterTests {
                 if status == .serviceUnavailable {
                     #expect(response.headers[.retryAfter] != nil)
                     #expect((response.json["error"] as? [String: Any])?["retryable"] as? Bool == true)
+                } else {
+                    #expect((response.json["error"] as? [String: Any])?["retryable"] as? Bool == false)
                 }
             }
         }

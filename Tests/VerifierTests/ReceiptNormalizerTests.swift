@@ -133,7 +133,7 @@ import Testing
     @Test(arguments: [
         (0, nil, AppleStatusClass.valid), (21006, nil, .valid), (21007, nil, .sandboxReceiptAtProduction),
         (21008, nil, .productionReceiptAtSandbox), (21002, nil, .malformedRetryOnce), (21003, nil, .invalid),
-        (21010, nil, .invalid), (21004, nil, .sharedSecretMismatch), (21000, nil, .badRequestFromUs),
+        (21010, nil, .invalid), (21004, nil, .sharedSecretMismatch), (21000, nil, .rejectedRequest),
         (21005, nil, .retryable), (21009, nil, .retryable), (21100, true, .retryable), (21150, false, .invalid),
         (21199, nil, .retryable), (21200, nil, .invalid),
     ] as [(Int, Bool?, AppleStatusClass)])

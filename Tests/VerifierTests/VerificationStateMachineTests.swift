@@ -67,10 +67,53 @@ import Testing
         guard case .fail(.sharedSecretMismatch) = m.handle(try answer(#"{"status":21004}"#), now: start, unit: 0) else {
             Issue.record("21004"); return
         }
-        var n = machine()
-        guard case .fail(.badRequestFromUs) = n.handle(try answer(#"{"status":21000}"#), now: start, unit: 0) else {
-            Issue.record("21000"); return
+    }
+
+    @Test("Defect 2: Apple's 21000 and HTTP 4xx (but 429) fail at once as a request Apple rejected, never retried")
+    func aRejectedRequestFailsAtOnce() throws {
+        var m = machine()
+        guard case .fail(.appleRejectedRequest(21000, nil)) = m.handle(try answer(#"{"status":21000}"#), now: start, unit: 0)
+        else { Issue.record("21000"); return }
+        for status in [400, 401, 403, 404, 405, 411, 413, 415, 417, 422] {
+            var n = machine()
+            guard case .fail(.appleRejectedRequest(nil, status)) = n.handle(.httpStatus(status, retryAfter: nil), now: start, unit: 0)
+            else { Issue.record("HTTP \(status) retried"); return }
+            #expect(n.retryCount == 0)
         }
+        var limited = machine()
+        guard case .call(.production, let delay) = limited.handle(.httpStatus(429, retryAfter: .seconds(2)), now: start, unit: 0)
+        else { Issue.record("429 not retried"); return }
+        #expect(delay >= .seconds(2), "Retry-After is honoured")
+        let failure = VerifyFailure.appleRejectedRequest(appleStatus: 21000, httpStatus: nil).serviceFailure
+        #expect(failure.code == "apple_rejected_request")
+        #expect(failure.retryable == false)
+        #expect(failure.appleStatus == 21000)
+    }
+
+    @Test("Defect 8: a 503 after the 21007 switch reports sandbox's own status, never the stale 21007")
+    func aFailureAfterTheSwitchReportsSandboxsStatus() throws {
+        var m = machine(deadline: .seconds(1))
+        _ = m.handle(try answer(#"{"status":21007}"#), now: start, unit: 0)
+        var action = m.handle(.httpStatus(503, retryAfter: nil), now: start, unit: 0)
+        var now = start
+        for _ in 0..<100 {
+            guard case .call(.sandbox, let delay) = action else { break }
+            now += delay + .milliseconds(300)
+            action = m.handle(.transportFailure, now: now, unit: 0.5)
+        }
+        guard case .fail(.appleUnavailable(let status, _)) = action else { Issue.record("\(action)"); return }
+        #expect(status == nil, "the last attempt was a time-out: no status of Apple's")
+
+        var n = machine(deadline: .seconds(1))
+        _ = n.handle(try answer(#"{"status":21007}"#), now: start, unit: 0)
+        var sandbox = n.handle(try answer(#"{"status":21005}"#), now: start, unit: 0)
+        now = start
+        for _ in 0..<100 {
+            guard case .call(.sandbox, let delay) = sandbox else { break }
+            now += delay + .milliseconds(300)
+            sandbox = n.handle(try answer(#"{"status":21005}"#), now: now, unit: 0.5)
+        }
+        guard case .fail(.appleUnavailable(21005, _)) = sandbox else { Issue.record("\(sandbox)"); return }
     }
 
     @Test func appleTroubleIsRetriedWithGrowingBackoffUntilTheDeadline() throws {

@@ -42,7 +42,7 @@ struct APIError: Error, Equatable {
         case .payloadTooLarge: status = .contentTooLarge
         case .receiptInvalid, .bundleMismatch, .productMismatch, .signatureInvalid, .idempotencyKeyReused:
             status = .unprocessableContent
-        case .sharedSecretMismatch: status = .badGateway
+        case .sharedSecretMismatch, .appleRejectedRequest: status = .badGateway
         case .appleUnavailable: status = .serviceUnavailable
         case .internalError, .deadlineExceeded, .unsupportedContract, .overloaded, nil:
             self = .unavailable

@@ -14,7 +14,7 @@ public enum AppleStatusClass: Equatable, Sendable {
     /// 21004: the shared secret is wrong or missing; our configuration, not the user.
     case sharedSecretMismatch
     /// 21000: the request to Apple was malformed: a bug of ours.
-    case badRequestFromUs
+    case rejectedRequest
     /// 21005, 21009, 21100-21199 retryable: Apple's trouble; retry with back-off.
     case retryable
 }
@@ -29,7 +29,7 @@ public enum AppleStatus {
         case 21008: .productionReceiptAtSandbox
         case 21002: .malformedRetryOnce
         case 21004: .sharedSecretMismatch
-        case 21000: .badRequestFromUs
+        case 21000: .rejectedRequest
         case 21005, 21009: .retryable
         case 21100...21199: isRetryable == false ? .invalid : .retryable
         default: .invalid  // 21003, 21010 and anything Apple adds later that we cannot interpret.

@@ -92,8 +92,10 @@ public final class ReceiptVerifier: Sendable {
                 return .success(result)
             case .fail(let failure):
                 metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
-                if failure == .badRequestFromUs {
-                    logger.error("Apple says our request is malformed (21000): a bug of ours")
+                if case .appleRejectedRequest(let status, let http) = failure {
+                    logger.error(
+                        "Apple refused the request Storekeeper built: a bug or a misconfigured URL",
+                        metadata: ["apple.status": "\(status.map(String.init) ?? "-")", "http.status": "\(http.map(String.init) ?? "-")"])
                 } else {
                     logger.info("verification failed", metadata: ["failure": "\(failure)"])
                 }

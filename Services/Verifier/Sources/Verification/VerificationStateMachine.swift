@@ -7,6 +7,8 @@ import Contracts
 /// - production first; 21007 moves to sandbox, 21008 (when we started at
 ///   sandbox) to production, at most one switch, with no back-off;
 /// - 21002 is retried once, then the receipt is invalid;
+/// - 21000 and an HTTP 4xx other than 429 mean the request we built is wrong:
+///   failed at once, never retried;
 /// - Apple's trouble (21005, 21009, retryable 211xx, HTTP errors, time-outs,
 ///   unreadable bodies, an open circuit) is retried with back-off while the
 ///   next attempt still fits before the deadline, then reported unavailable.
@@ -60,11 +62,18 @@ public struct VerificationStateMachine: Sendable {
         case .answered(let response):
             lastAppleStatus = response.status
             return handle(response, now: now, unit: unit)
-        case .httpStatus(_, let retryAfter):
+        case .httpStatus(let status, let retryAfter):
+            // The failure reports the status of the last attempt only.
+            lastAppleStatus = nil
+            if (400...499).contains(status), status != 429 {
+                return .fail(.appleRejectedRequest(appleStatus: nil, httpStatus: status))
+            }
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .transportFailure, .unreadable:
+            lastAppleStatus = nil
             return retry(now: now, unit: unit, retryAfter: nil)
         case .circuitOpen(let retryAfter):
+            lastAppleStatus = nil
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         }
     }
@@ -88,8 +97,8 @@ public struct VerificationStateMachine: Sendable {
             return .fail(.receiptInvalid(appleStatus: response.status))
         case .sharedSecretMismatch:
             return .fail(.sharedSecretMismatch)
-        case .badRequestFromUs:
-            return .fail(.badRequestFromUs)
+        case .rejectedRequest:
+            return .fail(.appleRejectedRequest(appleStatus: response.status, httpStatus: nil))
         case .retryable:
             return retry(now: now, unit: unit, retryAfter: nil)
         }
@@ -97,6 +106,8 @@ public struct VerificationStateMachine: Sendable {
 
     private mutating func switchTo(_ other: AppleEnvironment) -> Action {
         environment = other
+        // 21007/21008 was the other environment's word; a later failure reports sandbox's own.
+        lastAppleStatus = nil
         switchedEnvironment = true
         fallbacks += 1
         return .call(other, after: .zero)

@@ -10,8 +10,9 @@ public enum VerifyFailure: Error, Equatable, Sendable {
     case sharedSecretMismatch
     /// Apple kept failing (21005, 21009, 21100-21199 retryable, 5xx, time-outs) until the deadline.
     case appleUnavailable(appleStatus: Int?, retryAfter: Duration)
-    /// 21000: Apple could not read our request: a bug of ours.
-    case badRequestFromUs
+    /// 21000, or an HTTP 4xx other than 429: Apple refused a request Storekeeper
+    /// built wrongly. Not retried: the same request would be refused again.
+    case appleRejectedRequest(appleStatus: Int?, httpStatus: Int?)
     /// The receipt's bundle is not in STOREKEEPER_BUNDLE_IDS.
     case bundleMismatch(bundleID: String)
     /// The verifier is at its in-flight bound; the caller should try another or wait.
@@ -27,8 +28,10 @@ public enum VerifyFailure: Error, Equatable, Sendable {
             ServiceFailure(
                 .appleUnavailable, message: "Apple is unavailable; retry later", appleStatus: status.map(Int32.init),
                 retryable: true, retryAfterMilliseconds: retryAfter.milliseconds)
-        case .badRequestFromUs:
-            ServiceFailure(.internalError, message: "Apple could not read the request", appleStatus: 21000)
+        case .appleRejectedRequest(let status, _):
+            ServiceFailure(
+                .appleRejectedRequest, message: "Apple refused the request Storekeeper built",
+                appleStatus: status.map(Int32.init))
         case .bundleMismatch:
             ServiceFailure(.bundleMismatch, message: "the receipt belongs to another app")
         case .overloaded:
