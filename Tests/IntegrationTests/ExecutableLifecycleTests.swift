@@ -12,7 +12,8 @@ import FoundationNetworking
 
     @Test(arguments: services)
     func startsLogsAndStopsOnSIGTERM(executable: String) async throws {
-        let child = try ChildProcess(executable, environment: ["STOREKEEPER_LOG_FORMAT": "json"])
+        let child = try ChildProcess(
+            executable, environment: ["STOREKEEPER_LOG_FORMAT": "json", "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"])
         let started = await child.waitForOutput(containing: "\"msg\":\"started\"")
         let status = await child.stop()
         #expect(started, "no start line: \(child.captured)")
@@ -40,11 +41,31 @@ import FoundationNetworking
         #expect(child.captured.contains("share-it"))
     }
 
+    @Test(arguments: ["storekeeper-gateway", "storekeeper-verifier"])
+    func withoutBundleIDsTheEdgeRefusesToStart(executable: String) async throws {
+        let child = try ChildProcess(executable, environment: ["STOREKEEPER_BUNDLE_IDS": ""])
+        let status = await child.waitForExit()
+        if status == nil { await child.stop() }
+        #expect(status == 78)
+        #expect(child.captured.contains("STOREKEEPER_BUNDLE_IDS"))
+    }
+
+    @Test func upWithoutTheSimulatorNeedsBundleIDs() async throws {
+        let child = try ChildProcess("storekeeper", arguments: ["up"], environment: ["STOREKEEPER_BUNDLE_IDS": ""])
+        let status = await child.waitForExit()
+        if status == nil { await child.stop() }
+        #expect(status == 78)
+        #expect(child.captured.contains("STOREKEEPER_BUNDLE_IDS"))
+    }
+
     @Test func theSharedSecretNeverReachesTheLog() async throws {
         let secret = "f00dfeedcafe0123456789"
         let child = try ChildProcess(
             "storekeeper-verifier",
-            environment: ["STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_LOG_LEVEL": "trace"])
+            environment: [
+                "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_LOG_LEVEL": "trace",
+                "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+            ])
         #expect(await child.waitForOutput(containing: "started"))
         await child.stop()
         #expect(!child.captured.contains(secret))

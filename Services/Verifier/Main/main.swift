@@ -2,4 +2,6 @@ import Verifier
 import StorekeeperCore
 
 EventLoopExecutor.install()
-await ProcessLauncher.run(name: VerifierApplication.executableName, makeServices: VerifierApplication.makeServices)
+await ProcessLauncher.run(
+    name: VerifierApplication.executableName, validate: { try $0.apple.requireBundleIDs() },
+    makeServices: VerifierApplication.makeServices)

@@ -6,7 +6,8 @@ public struct AppleSettings: Sendable {
     public var sandboxURL: String
     /// `STOREKEEPER_APPLE_SHARED_SECRET`: sent as `password`; required by auto-renewable receipts.
     public var sharedSecret: Secret?
-    /// `STOREKEEPER_BUNDLE_IDS`: when not empty, receipts of other bundles are `bundle_mismatch`.
+    /// `STOREKEEPER_BUNDLE_IDS`: receipts of other bundles are `bundle_mismatch`; required by the
+    /// gateway and the verifiers (`requireBundleIDs`).
     public var bundleIDs: [String]
     /// `STOREKEEPER_VERIFY_DEADLINE_MS`: one verification, retries and fallback included.
     public var verifyDeadline: Duration
@@ -18,6 +19,15 @@ public struct AppleSettings: Sendable {
     public var maxInFlight: Int
     /// `STOREKEEPER_JWS_EXTRA_ROOTS`: PEM files trusted beside Apple Root CA - G3 (tests and the simulator only).
     public var jwsExtraRootFiles: [String]
+
+    /// The gateway and the verifiers refuse to start without a bundle list:
+    /// without one, any app's receipt would be credited.
+    public func requireBundleIDs() throws(ConfigurationError) {
+        guard bundleIDs.isEmpty else { return }
+        throw ConfigurationError(
+            variable: ConfigurationVariable.bundleIDs.rawValue,
+            reason: "required: the comma list of your apps' bundle ids (without it any app's receipt would be credited)")
+    }
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         productionURL = try reader.httpURL(.appleProductionURL) ?? ""

@@ -6,7 +6,7 @@ public struct GatewaySettings: Sendable {
     public var apiKeys: [Secret]
     /// `STOREKEEPER_MAX_BODY_BYTES`: larger bodies are `413 payload_too_large`.
     public var maxBodyBytes: Int
-    /// `STOREKEEPER_RATE_LIMIT_PER_MINUTE`: per API key; 0 turns limiting off.
+    /// `STOREKEEPER_RATE_LIMIT_PER_MINUTE`: per API key (per client address when keys are off); 0 turns limiting off.
     public var rateLimitPerMinute: Int
     /// `STOREKEEPER_HTTP_READ_TIMEOUT_MS`: how long a connection may send nothing (slow-loris clients).
     public var readTimeout: Duration

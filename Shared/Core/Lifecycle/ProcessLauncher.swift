@@ -21,12 +21,15 @@ public enum ProcessLauncher {
         public let metrics: PrometheusCollectorRegistry
     }
 
+    /// - Parameter validate: what this executable alone requires of the configuration.
     public static func run(
-        name: String, makeServices: (Context) async throws -> [any Service]
+        name: String, validate: (StorekeeperConfiguration) throws -> Void = { _ in },
+        makeServices: (Context) async throws -> [any Service]
     ) async -> Never {
         let configuration: StorekeeperConfiguration
         do {
             configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
+            try validate(configuration)
         } catch {
             FileHandle.standardError.write(Data("\(name): configuration error: \(error)\n".utf8))
             exit(configurationErrorStatus)

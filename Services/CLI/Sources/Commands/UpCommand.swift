@@ -28,6 +28,8 @@ struct UpCommand: AsyncParsableCommand {
         let configuration: StorekeeperConfiguration
         do {
             configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
+            // With the simulator, its bundle stands in (StackPlan); without, the gateway and verifiers need one.
+            if !sim { try configuration.apple.requireBundleIDs() }
         } catch {
             print("configuration error: \(error)")
             throw ExitCode(ProcessLauncher.configurationErrorStatus)

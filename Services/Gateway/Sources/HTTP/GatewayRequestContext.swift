@@ -12,7 +12,11 @@ struct GatewayRequestContext: RequestContext {
     /// an Idempotency-Key (never the key itself).
     var apiKeyScope = ""
 
+    /// The client's IP address (no port): the rate limit's caller when API keys are off.
+    let remoteAddress: String?
+
     init(source: Source) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 }

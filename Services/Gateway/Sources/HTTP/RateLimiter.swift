@@ -1,24 +1,41 @@
 import Hummingbird
 import Synchronization
 
-/// A token bucket per caller (API key, or everyone together when keys are
+/// A token bucket per caller (API key, or client address when keys are
 /// off): `perMinute` requests a minute on average, bursts up to a minute's
 /// worth. A pure state machine: the clock is passed in.
 struct TokenBuckets {
+    enum Caller: Hashable {
+        /// The index of the API key that authenticated the request.
+        case apiKey(Int)
+        /// The client's IP address (keys are off).
+        case address(String)
+    }
+
     struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
+    /// Past this many callers, buckets idle for a minute (full again, so they
+    /// hold nothing a new bucket would not) are dropped: many addresses cannot
+    /// grow the table without bound.
+    static let sweepAbove = 100_000
+
     let perMinute: Int
-    private var buckets: [Int: Bucket] = [:]
+    private var buckets: [Caller: Bucket] = [:]
 
     init(perMinute: Int) {
         self.perMinute = perMinute
     }
 
+    var trackedCallers: Int { buckets.count }
+
     /// Takes a token for `caller`; nil when allowed, else the seconds until one is free.
-    mutating func take(_ caller: Int, now: ContinuousClock.Instant) -> Int? {
+    mutating func take(_ caller: Caller, now: ContinuousClock.Instant) -> Int? {
+        if buckets.count > Self.sweepAbove, buckets[caller] == nil {
+            buckets = buckets.filter { now - $0.value.updated < .seconds(60) }
+        }
         let capacity = Double(perMinute)
         var bucket = buckets[caller] ?? Bucket(tokens: capacity, updated: now)
         let elapsed = now - bucket.updated
@@ -53,7 +70,8 @@ struct RateLimitMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        if let shared, let wait = shared.buckets.withLock({ $0.take(context.apiKeyIndex ?? -1, now: .now) }) {
+        let caller = context.apiKeyIndex.map(TokenBuckets.Caller.apiKey) ?? .address(context.remoteAddress ?? "unknown")
+        if let shared, let wait = shared.buckets.withLock({ $0.take(caller, now: .now) }) {
             throw APIError.rateLimited(retryAfter: wait)
         }
         return try await next(request, context)
