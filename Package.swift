@@ -205,7 +205,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", .product(name: "Yams", package: "Yams")],
+            name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", "Contracts", .product(name: "Yams", package: "Yams")],
             path: "Tests/CLITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierTests",

@@ -29,8 +29,10 @@ final class EventLineFilter: Sendable {
         return line
     }
 
-    /// Protobuf's JSON writes 64-bit integers as strings; the contract's
-    /// timestamps and seq are integers everywhere else, so they are here too.
+    /// Protobuf's JSON writes 64-bit integers as strings and enums by their
+    /// proto names; the contract's timestamps and seq are integers, its
+    /// environments `Production`/`Sandbox` and its states `active`, ...
+    /// everywhere else, so they are here too.
     static func withIntegerMilliseconds(_ json: String) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
             let data = try? JSONSerialization.data(withJSONObject: convert(object), options: [.sortedKeys])
@@ -46,6 +48,10 @@ final class EventLineFilter: Sendable {
             return array.map { convert($0, key: key) }
         case let text as String where key == "seq" || key.hasSuffix("_ms"):
             return Int64(text).map { NSNumber(value: $0) } ?? text
+        case let text as String where key == "environment":
+            return ["APPLE_ENVIRONMENT_PRODUCTION": "Production", "APPLE_ENVIRONMENT_SANDBOX": "Sandbox"][text] ?? text
+        case let text as String where key == "state" && text.hasPrefix("ENTITLEMENT_STATE_"):
+            return text.dropFirst("ENTITLEMENT_STATE_".count).lowercased()
         default:
             return value
         }
