@@ -17,6 +17,8 @@ public enum FailureCode: String, CaseIterable, Sendable {
     case signatureInvalid = "signature_invalid"
     /// Apple answered 21000 or an HTTP 4xx other than 429: a request Storekeeper built wrongly.
     case appleRejectedRequest = "apple_rejected_request"
+    /// STOREKEEPER_ACCEPT_SANDBOX=false and the purchase is from the sandbox.
+    case sandboxNotAccepted = "sandbox_not_accepted"
     /// The same Idempotency-Key with a different request body.
     case idempotencyKeyReused = "idempotency_key_reused"
     // Internal.

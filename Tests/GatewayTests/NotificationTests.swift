@@ -72,6 +72,26 @@ struct NotificationTests {
         #expect(stored.first?.originalTransactionID == "100000000000000")
     }
 
+    @Test func withSandboxRefusedASandboxNotificationIsAcknowledgedButNotApplied() async throws {
+        var harness = GatewayHarness()
+        harness.environment = ["STOREKEEPER_APPLE_SHARED_SECRET": "the-secret", "STOREKEEPER_ACCEPT_SANDBOX": "false"]
+        try await harness.test { client in
+            try await client.execute(
+                uri: "/v1/notifications/apple", method: .post,
+                body: .init(bytes: try Self.body("did-change-renewal-status-sandbox-2020"))
+            ) { response in
+                #expect(response.status == .ok, "Apple would retry anything else for days")
+                #expect(response.json["applied"] as? Bool == false)
+            }
+            try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, body: .init(bytes: try Self.body("refund-consumable-prod-2020-redacted"))
+            ) { response in
+                #expect(response.json["applied"] as? Bool == true, "production is applied")
+            }
+        }
+        #expect(harness.ledger.state.withLock { $0.notifications.map(\.environment) } == [.production])
+    }
+
     @Test func withoutASharedSecretNoNotificationIsAccepted() async throws {
         let harness = GatewayHarness()
         try await harness.test { client in

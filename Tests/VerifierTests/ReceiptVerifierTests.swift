@@ -63,6 +63,17 @@ import Testing
         #expect(calls.allSatisfy { !$0.body.contains("exclude-old-transactions") })
     }
 
+    @Test func withSandboxRefusedA21007EndsWithoutAskingTheSandbox() async throws {
+        let apple = ScriptedApple { url in
+            url.hasSuffix("/production") ? Self.json(#"{"status":21007}"#) : Self.json(Self.validSandboxAnswer)
+        }
+        let verifier = try makeVerifier(apple, environment: ["STOREKEEPER_ACCEPT_SANDBOX": "false"])
+        let result = await verifier.verify(request(), deadline: .now + .seconds(5), requestID: "r")
+        #expect(result == .failure(.sandboxNotAccepted))
+        #expect(apple.calls.withLock { $0.map(\.url) } == ["http://127.0.0.1:1/production"])
+        #expect(VerifyFailure.sandboxNotAccepted.serviceFailure.code == "sandbox_not_accepted")
+    }
+
     @Test func excludeOldTransactionsIsSentOnlyWhenAsked() async throws {
         let apple = ScriptedApple { _ in Self.json(Self.validSandboxAnswer) }
         let verifier = try makeVerifier(apple)

@@ -75,6 +75,14 @@ struct SignedDataReaderTests {
         #expect(expired.pendingRenewals.first?.isInBillingRetryPeriod == false)
     }
 
+    @Test func withSandboxRefusedARealSandboxNotificationIsSandboxNotAccepted() async throws {
+        let verifier = SignedDataVerifier(trustedRoots: apple, validationTime: { Self.realNotificationsTime })
+        let refusing = SignedDataReader(verifier: verifier, bundleIDs: [Self.sessionBundle], acceptSandbox: false)
+        await #expect(throws: ServiceFailure(.sandboxNotAccepted, message: "sandbox purchases are not accepted here")) {
+            try await refusing.notification(try Self.signedPayload("01-did-renew"), receivedAtMs: 0)
+        }
+    }
+
     @Test func anotherAppsNotificationIsABundleMismatch() async throws {
         await #expect(throws: ServiceFailure(.bundleMismatch, message: "the signed data belongs to another app")) {
             try await reader(apple, bundles: ["com.example.other"], at: Self.realNotificationsTime)

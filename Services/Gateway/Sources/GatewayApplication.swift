@@ -29,7 +29,8 @@ public enum GatewayApplication {
                     GatewayRouter.Readiness(ledger: await ledger.ping(timeout: .milliseconds(500)), verifiers: pool.workerCount)
                 },
                 settings: configuration.gateway, sharedSecret: configuration.apple.sharedSecret,
-                bundleIDs: configuration.apple.bundleIDs, metrics: context.metrics))
+                bundleIDs: configuration.apple.bundleIDs, metrics: context.metrics,
+                acceptSandbox: configuration.apple.acceptSandbox))
         let address = configuration.gateway.httpAddress
         // A connection that sends no part of a request (headers or body) within the read time-out is
         // closed: slow-loris clients cannot hold connections open.

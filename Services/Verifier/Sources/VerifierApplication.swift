@@ -28,7 +28,8 @@ public enum VerifierApplication {
             try await client.execute(request)
         }
         let signedData = SignedDataReader(
-            verifier: SignedDataVerifier(trustedRoots: try trustedRoots(settings)), bundleIDs: settings.bundleIDs)
+            verifier: SignedDataVerifier(trustedRoots: try trustedRoots(settings)), bundleIDs: settings.bundleIDs,
+            acceptSandbox: settings.acceptSandbox)
         let handler = VerifyRequestHandler(
             verifier: verifier, signedData: signedData, defaultDeadline: settings.verifyDeadline)
         // Every gateway's pool, and the ledger's (for subscription refreshes).

@@ -9,6 +9,8 @@ public struct AppleSettings: Sendable {
     /// `STOREKEEPER_BUNDLE_IDS`: receipts of other bundles are `bundle_mismatch`; required by the
     /// gateway and the verifiers (`requireBundleIDs`).
     public var bundleIDs: [String]
+    /// `STOREKEEPER_ACCEPT_SANDBOX`: false refuses sandbox purchases (`sandbox_not_accepted`).
+    public var acceptSandbox: Bool
     /// `STOREKEEPER_VERIFY_DEADLINE_MS`: one verification, retries and fallback included.
     public var verifyDeadline: Duration
     /// `STOREKEEPER_APPLE_CONNECT_TIMEOUT_MS`: connecting to Apple, per attempt.
@@ -34,6 +36,7 @@ public struct AppleSettings: Sendable {
         sandboxURL = try reader.httpURL(.appleSandboxURL) ?? ""
         sharedSecret = reader.secret(.appleSharedSecret)
         bundleIDs = reader.list(.bundleIDs)
+        acceptSandbox = try reader.boolean(.acceptSandbox)
         verifyDeadline = try reader.milliseconds(.verifyDeadline, in: 100...600_000)
         connectTimeout = try reader.milliseconds(.appleConnectTimeout, in: 10...120_000)
         attemptTimeout = try reader.milliseconds(.appleAttemptTimeout, in: 10...600_000)

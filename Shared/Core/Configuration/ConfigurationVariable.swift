@@ -22,6 +22,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case appleAttemptTimeout = "STOREKEEPER_APPLE_ATTEMPT_TIMEOUT_MS"
     case verifierMaxInFlight = "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT"
     case jwsExtraRoots = "STOREKEEPER_JWS_EXTRA_ROOTS"
+    case acceptSandbox = "STOREKEEPER_ACCEPT_SANDBOX"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
@@ -56,6 +57,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleConnectTimeout: "5000"
         case .appleAttemptTimeout: "15000"
         case .verifierMaxInFlight: "4096"
+        case .acceptSandbox: "true"
         case .maxBodyBytes: "1048576"
         case .httpReadTimeout: "10000"
         case .rateLimitPerMinute: "60000"
@@ -94,6 +96,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .verifierMaxInFlight: "Apple calls one verifier keeps in flight before it pushes back"
         case .jwsExtraRoots:
             "comma list of PEM files whose certificates are trusted beside Apple Root CA - G3 for signed transactions and v2 notifications (tests and the simulator only; unset in production)"
+        case .acceptSandbox:
+            "false: sandbox receipts and signed data are 422 sandbox_not_accepted and sandbox notifications are acknowledged unapplied (App Review and TestFlight use sandbox: only for deployments that know they want it)"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"

@@ -76,6 +76,16 @@ public struct EnvironmentReader: Sendable {
         return value
     }
 
+    /// `true` or `false` (also `1`/`0`, `yes`/`no`; case does not matter).
+    public func boolean(_ variable: ConfigurationVariable) throws(ConfigurationError) -> Bool {
+        let text = string(variable)
+        switch text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw ConfigurationError(variable: variable.rawValue, reason: "expected true or false, got '\(text)'")
+        }
+    }
+
     /// An http or https URL with a host; nil when unset and without default.
     public func httpURL(_ variable: ConfigurationVariable) throws(ConfigurationError) -> String? {
         guard let text = raw(variable) ?? variable.defaultValue else { return nil }

@@ -136,7 +136,7 @@ struct GatewayHarness {
                     verifyDeadline: configuration.apple.verifyDeadline),
                 ledger: ledger, readiness: { ready }, settings: configuration.gateway,
                 sharedSecret: configuration.apple.sharedSecret, bundleIDs: configuration.apple.bundleIDs,
-                metrics: PrometheusCollectorRegistry()))
+                metrics: PrometheusCollectorRegistry(), acceptSandbox: configuration.apple.acceptSandbox))
         try await Application(router: router).test(.router, body)
     }
 }

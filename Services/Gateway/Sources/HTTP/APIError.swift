@@ -40,7 +40,8 @@ struct APIError: Error, Equatable {
         case .unauthorized: status = .unauthorized
         case .alreadyBound: status = .conflict
         case .payloadTooLarge: status = .contentTooLarge
-        case .receiptInvalid, .bundleMismatch, .productMismatch, .signatureInvalid, .idempotencyKeyReused:
+        case .receiptInvalid, .bundleMismatch, .productMismatch, .signatureInvalid, .idempotencyKeyReused,
+            .sandboxNotAccepted:
             status = .unprocessableContent
         case .sharedSecretMismatch, .appleRejectedRequest: status = .badGateway
         case .appleUnavailable: status = .serviceUnavailable

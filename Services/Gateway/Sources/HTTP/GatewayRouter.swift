@@ -17,6 +17,8 @@ struct GatewayRouter {
         var sharedSecret: Secret?
         var bundleIDs: [String]
         var metrics: PrometheusCollectorRegistry
+        /// `STOREKEEPER_ACCEPT_SANDBOX`: false acknowledges sandbox notifications without applying them.
+        var acceptSandbox = true
     }
 
     struct Readiness: Sendable {
@@ -132,8 +134,13 @@ struct GatewayRouter {
         let notification: NotificationApply
         switch try NotificationBody.read(body) {
         case .version2(let signedPayload):
-            notification = try await dependencies.orchestrator.decodeNotification(
-                signedPayload: signedPayload, requestID: context.requestID)
+            do throws(APIError) {
+                notification = try await dependencies.orchestrator.decodeNotification(
+                    signedPayload: signedPayload, requestID: context.requestID)
+            } catch {
+                guard error.code == FailureCode.sandboxNotAccepted.rawValue else { throw error }
+                return unappliedSandboxNotification(context)
+            }
             // TEST, and summaries: verified, but about no purchase; nothing to store.
             guard !notification.originalTransactionID.isEmpty else {
                 context.logger.info(
@@ -144,6 +151,9 @@ struct GatewayRouter {
             notification = try NotificationV1Decoder.decode(
                 parsed, bytes: body, sharedSecret: dependencies.sharedSecret, bundleIDs: dependencies.bundleIDs,
                 receivedAt: ReceiptOrchestrator.nowMilliseconds())
+            if notification.environment == .sandbox, !dependencies.acceptSandbox {
+                return unappliedSandboxNotification(context)
+            }
         }
         do {
             let outcome = try await dependencies.ledger.applyNotification(
@@ -160,6 +170,13 @@ struct GatewayRouter {
         } catch {
             throw APIError.unavailable
         }
+    }
+
+    /// STOREKEEPER_ACCEPT_SANDBOX=false: Apple gets its 200 (or it would retry
+    /// for days), and nothing is stored.
+    static func unappliedSandboxNotification(_ context: GatewayRequestContext) -> Response {
+        context.logger.info("sandbox notification acknowledged, not applied (STOREKEEPER_ACCEPT_SANDBOX=false)")
+        return json(["applied": false])
     }
 
     /// The whole body, or 413 past the limit.

@@ -16,10 +16,13 @@ import StorekeeperCore
 public struct SignedDataReader: Sendable {
     let verifier: SignedDataVerifier
     let bundleIDs: [String]
+    /// `STOREKEEPER_ACCEPT_SANDBOX`: false refuses sandbox data with `sandbox_not_accepted`.
+    let acceptSandbox: Bool
 
-    public init(verifier: SignedDataVerifier, bundleIDs: [String]) {
+    public init(verifier: SignedDataVerifier, bundleIDs: [String], acceptSandbox: Bool = true) {
         self.verifier = verifier
         self.bundleIDs = bundleIDs
+        self.acceptSandbox = acceptSandbox
     }
 
     /// One StoreKit 2 transaction, as a `VerifyResult` of style SIGNED_TRANSACTION.
@@ -27,6 +30,7 @@ public struct SignedDataReader: Sendable {
         let claims: SignedTransactionClaims = try await verified(jws)
         let environment = try Self.environment(claims.environment)
         try checkBundle(claims.bundleId)
+        try checkAccepted(environment)
         let transaction = try Self.transaction(claims)
         let signedMs = try claims.signedDate.map(Self.milliseconds) ?? 0
         return VerifyResult.with {
@@ -59,6 +63,7 @@ public struct SignedDataReader: Sendable {
         guard let data = claims.data else { return apply }
         apply.environment = try Self.environment(data.environment)
         try checkBundle(data.bundleId)
+        try checkAccepted(apply.environment)
         apply.bundleID = data.bundleId ?? ""
         if let signed = data.signedTransactionInfo {
             let transaction: SignedTransactionClaims = try await verified(signed)
@@ -109,6 +114,11 @@ public struct SignedDataReader: Sendable {
         guard bundleIDs.contains(bundleID) else {
             throw ServiceFailure(.bundleMismatch, message: "the signed data belongs to another app")
         }
+    }
+
+    private func checkAccepted(_ environment: AppleEnvironment) throws(ServiceFailure) {
+        guard environment == .sandbox, !acceptSandbox else { return }
+        throw ServiceFailure(.sandboxNotAccepted, message: "sandbox purchases are not accepted here")
     }
 
     static func environment(_ name: String?) throws(ServiceFailure) -> AppleEnvironment {

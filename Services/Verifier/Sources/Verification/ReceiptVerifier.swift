@@ -13,6 +13,8 @@ import Synchronization
 public final class ReceiptVerifier: Sendable {
     private let caller: AppleCaller
     private let bundleIDs: Set<String>
+    /// `STOREKEEPER_ACCEPT_SANDBOX`: false fails a receipt instead of asking the sandbox.
+    private let acceptSandbox: Bool
     private let maxInFlight: Int
     private let backoff: Backoff
     private let logger: Logger
@@ -35,6 +37,7 @@ public final class ReceiptVerifier: Sendable {
             productionURL: settings.productionURL, sandboxURL: settings.sandboxURL, sharedSecret: settings.sharedSecret,
             connectTimeout: settings.connectTimeout, attemptTimeout: settings.attemptTimeout, transport: transport)
         bundleIDs = Set(settings.bundleIDs)
+        acceptSandbox = settings.acceptSandbox
         maxInFlight = settings.maxInFlight
         self.backoff = backoff
         self.logger = logger
@@ -70,6 +73,10 @@ public final class ReceiptVerifier: Sendable {
         var action = machine.begin()
         while true {
             switch action {
+            case .call(.sandbox, _) where !acceptSandbox:
+                // Nothing from the sandbox would be recorded: do not ask it.
+                logger.info("sandbox receipt refused (STOREKEEPER_ACCEPT_SANDBOX=false)")
+                return .failure(.sandboxNotAccepted)
             case .call(let environment, let delay):
                 if delay > .zero { try? await Task.sleep(for: delay) }
                 let outcome = await attempt(environment, request, deadline: deadline)

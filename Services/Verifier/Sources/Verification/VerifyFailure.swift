@@ -15,6 +15,8 @@ public enum VerifyFailure: Error, Equatable, Sendable {
     case appleRejectedRequest(appleStatus: Int?, httpStatus: Int?)
     /// The receipt's bundle is not in STOREKEEPER_BUNDLE_IDS.
     case bundleMismatch(bundleID: String)
+    /// A sandbox receipt while STOREKEEPER_ACCEPT_SANDBOX is false.
+    case sandboxNotAccepted
     /// The verifier is at its in-flight bound; the caller should try another or wait.
     case overloaded
 
@@ -34,6 +36,8 @@ public enum VerifyFailure: Error, Equatable, Sendable {
                 appleStatus: status.map(Int32.init))
         case .bundleMismatch:
             ServiceFailure(.bundleMismatch, message: "the receipt belongs to another app")
+        case .sandboxNotAccepted:
+            ServiceFailure(.sandboxNotAccepted, message: "sandbox purchases are not accepted here")
         case .overloaded:
             ServiceFailure(.overloaded, message: "verifier at capacity", retryable: true, retryAfterMilliseconds: 1_000)
         }
