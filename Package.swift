@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts", "AppleJWS"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "VerifierPoolTests", dependencies: ["VerifierPool"], path: "Tests/VerifierPoolTests", swiftSettings: strict),
         .testTarget(
-            name: "LedgerTests", dependencies: ["Ledger", "LedgerClient", "Verifier", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "LedgerTests", dependencies: ["Ledger", "LedgerClient", "Verifier", "Gateway", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/LedgerTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",

@@ -182,6 +182,7 @@ enum SampleMessages {
         n.latestReceipt = "MIIU..."
         n.signedDateMs = 1_574_316_000_001
         n.receivedAtMs = 1_574_316_000_002
+        n.subjectUnknown = true
         return n
     }
 

@@ -112,10 +112,17 @@ public nonisolated struct NotificationApply: Sendable {
 
   public var latestReceipt: String = String()
 
-  /// When Apple signed or sent it, and when we received it.
+  /// When Apple signed it (version 2), and when we received it (version 1
+  /// has no time of its own: its renewal info is stated when received).
   public var signedDateMs: Int64 = 0
 
   public var receivedAtMs: Int64 = 0
+
+  /// Version 1 only: the body names no original_transaction_id and its
+  /// products match no single subscription. What the notification states about
+  /// "its" subscription (top-level auto_renew_status, REVOKE) is then applied
+  /// to none; transactions and per-subscription renewal info still are.
+  public var subjectUnknown: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -148,7 +155,7 @@ nonisolated extension NotificationVersion: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension NotificationApply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NotificationApply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notification_id\0\u{1}version\0\u{3}notification_type\0\u{1}subtype\0\u{1}environment\0\u{3}bundle_id\0\u{3}original_transaction_id\0\u{3}auto_renew_status\0\u{3}auto_renew_product_id\0\u{3}auto_renew_status_change_date_ms\0\u{1}transactions\0\u{3}pending_renewals\0\u{3}latest_receipt\0\u{3}signed_date_ms\0\u{3}received_at_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notification_id\0\u{1}version\0\u{3}notification_type\0\u{1}subtype\0\u{1}environment\0\u{3}bundle_id\0\u{3}original_transaction_id\0\u{3}auto_renew_status\0\u{3}auto_renew_product_id\0\u{3}auto_renew_status_change_date_ms\0\u{1}transactions\0\u{3}pending_renewals\0\u{3}latest_receipt\0\u{3}signed_date_ms\0\u{3}received_at_ms\0\u{3}subject_unknown\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -171,6 +178,7 @@ nonisolated extension NotificationApply: SwiftProtobuf.Message, SwiftProtobuf._M
       case 13: try { try decoder.decodeSingularStringField(value: &self.latestReceipt) }()
       case 14: try { try decoder.decodeSingularInt64Field(value: &self.signedDateMs) }()
       case 15: try { try decoder.decodeSingularInt64Field(value: &self.receivedAtMs) }()
+      case 16: try { try decoder.decodeSingularBoolField(value: &self.subjectUnknown) }()
       default: break
       }
     }
@@ -226,6 +234,9 @@ nonisolated extension NotificationApply: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.receivedAtMs != 0 {
       try visitor.visitSingularInt64Field(value: self.receivedAtMs, fieldNumber: 15)
     }
+    if self.subjectUnknown != false {
+      try visitor.visitSingularBoolField(value: self.subjectUnknown, fieldNumber: 16)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -245,6 +256,7 @@ nonisolated extension NotificationApply: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.latestReceipt != rhs.latestReceipt {return false}
     if lhs.signedDateMs != rhs.signedDateMs {return false}
     if lhs.receivedAtMs != rhs.receivedAtMs {return false}
+    if lhs.subjectUnknown != rhs.subjectUnknown {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

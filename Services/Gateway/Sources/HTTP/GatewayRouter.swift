@@ -154,6 +154,11 @@ struct GatewayRouter {
             if notification.environment == .sandbox, !dependencies.acceptSandbox {
                 return unappliedSandboxNotification(context)
             }
+            if notification.subjectUnknown {
+                context.logger.warning(
+                    "version 1 notification about no single subscription: its auto-renew status and REVOKE are not applied; the refresh settles them",
+                    metadata: ["notification.type": "\(notification.notificationType)"])
+            }
         }
         do {
             let outcome = try await dependencies.ledger.applyNotification(

@@ -38,15 +38,15 @@ enum NotificationV1Decoder {
         notification.transactions = receipt?.transactions ?? []
         notification.pendingRenewals = receipt?.pendingRenewals ?? []
         notification.latestReceipt = receipt?.latestReceipt ?? body["latest_receipt"]?.text ?? ""
-        notification.originalTransactionID =
-            body["original_transaction_id"]?.text ?? receipt?.pendingRenewals.first?.originalTransactionID
-            ?? receipt?.transactions.max { $0.purchaseDateMs < $1.purchaseDateMs }?.originalTransactionID ?? ""
+        if let subject = NotificationV1Subject.originalTransactionID(of: body, receipt: receipt) {
+            notification.originalTransactionID = subject
+        } else {
+            notification.subjectUnknown = true
+        }
         if let status = body["auto_renew_status"]?.bool { notification.autoRenewStatus = status }
         notification.autoRenewProductID = body["auto_renew_product_id"]?.text ?? ""
-        if let changed = body["auto_renew_status_change_date_ms"]?.int64 {
-            notification.autoRenewStatusChangeDateMs = changed
-            notification.signedDateMs = changed
-        }
+        // The last toggle's date, which dates the auto-renew status alone; the rest is stated when received.
+        if let changed = body["auto_renew_status_change_date_ms"]?.int64 { notification.autoRenewStatusChangeDateMs = changed }
         notification.receivedAtMs = receivedAt
         return notification
     }

@@ -11,10 +11,12 @@ struct NotificationRule {
         let environment = notification.environment
         let transactions = TransactionApplier.ordered(notification.transactions)
         let originalID =
-            notification.originalTransactionID.isEmpty
+            notification.originalTransactionID.isEmpty && !notification.subjectUnknown
             ? transactions.last.map { StoredTransaction($0, environment: environment).originalTransactionID } ?? ""
             : notification.originalTransactionID
-        guard !originalID.isEmpty else { throw LedgerFailure.badRequest("the notification names no purchase") }
+        guard !originalID.isEmpty || notification.subjectUnknown else {
+            throw LedgerFailure.badRequest("the notification names no purchase")
+        }
         let key = SubscriptionKey(environment, originalID)
         guard
             try context.session.recordNotification(
@@ -22,9 +24,7 @@ struct NotificationRule {
         else { return NotificationOutcome.with { $0.applied = false } }
 
         let type = NotificationType(rawValue: notification.notificationType)
-        if type == .refundReversed {
-            for transaction in transactions { try TransactionApplier.reinstate(transaction, environment: environment, context) }
-        }
+        let statedAt = Self.statedAt(notification, context)
         var scratch = RecordOutcome()
         var owners: [SubscriptionKey: String?] = [:]
         for transaction in transactions {
@@ -33,32 +33,50 @@ struct NotificationRule {
             try TransactionApplier.apply(
                 transaction, environment: environment, creditTo: owners[purchase] ?? nil, context, into: &scratch)
         }
-        let statedAt = notification.signedDateMs > 0 ? notification.signedDateMs : context.now
-        if type == .revoke, !transactions.contains(where: { $0.hasCancellationDateMs }) {
+        // After the transactions: a reversal that arrives before its refund is remembered all the same.
+        if type == .refundReversed {
+            for transaction in transactions {
+                try TransactionApplier.reinstate(transaction, environment: environment, reversedAt: statedAt, context)
+            }
+        }
+        let hasSubject = !notification.subjectUnknown
+        if hasSubject, type == .revoke, !transactions.contains(where: { $0.hasCancellationDateMs }) {
             try TransactionApplier.revokeAll(of: key, at: statedAt, context)
         }
 
         var purchases = RecordRule.purchases(of: transactions, in: environment)
-        if !purchases.contains(key) { purchases.append(key) }
+        if hasSubject, !purchases.contains(key) { purchases.append(key) }
         for purchase in purchases {
             let pending = notification.pendingRenewals.first { $0.originalTransactionID == purchase.originalTransactionID }
-            let isSubject = purchase == key
+            let isSubject = hasSubject && purchase == key
             try SubscriptionReconciler.reconcile(purchase, latestReceipt: notification.latestReceipt, context) { stored in
                 guard pending != nil || isSubject else { return nil }
                 var info = RenewalInfo(stored, asOf: statedAt)
                 if let pending { info.overlay(pending) }
-                if isSubject { Self.overlay(notification, type: type, pendingGiven: pending != nil, on: &info) }
+                if isSubject { Self.overlay(notification, type: type, pendingGiven: pending != nil, over: stored, on: &info) }
                 return info
             }
         }
         return NotificationOutcome.with { $0.applied = true }
     }
 
+    /// When Apple stated what the notification says: version 2's signedDate;
+    /// version 1 has no time of its own, so the time it was received (its
+    /// auto_renew_status_change_date is the last toggle's, often months old,
+    /// and dates the auto-renew status alone).
+    static func statedAt(_ notification: NotificationApply, _ context: RuleContext) -> Int64 {
+        if notification.signedDateMs > 0 { return notification.signedDateMs }
+        return notification.receivedAtMs > 0 ? notification.receivedAtMs : context.now
+    }
+
     /// What the notification itself states about its subscription, over the renewal info.
     private static func overlay(
-        _ notification: NotificationApply, type: NotificationType?, pendingGiven: Bool, on info: inout RenewalInfo
+        _ notification: NotificationApply, type: NotificationType?, pendingGiven: Bool, over stored: SubscriptionRecord,
+        on info: inout RenewalInfo
     ) {
-        if notification.hasAutoRenewStatus { info.autoRenew = notification.autoRenewStatus }
+        // Version 1's top-level status is as of its change date: a newer statement stored wins.
+        let toggledAt = notification.hasAutoRenewStatusChangeDateMs ? notification.autoRenewStatusChangeDateMs : .max
+        if notification.hasAutoRenewStatus, toggledAt >= stored.renewalInfoAtMs { info.autoRenew = notification.autoRenewStatus }
         if !notification.autoRenewProductID.isEmpty { info.autoRenewProductID = notification.autoRenewProductID }
         guard !pendingGiven else { return }
         // Without renewal info, the type alone says what happened to billing.

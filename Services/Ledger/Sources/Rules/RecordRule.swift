@@ -36,6 +36,7 @@ struct RecordRule {
             try TransactionApplier.apply(
                 transaction, environment: result.environment, creditTo: user, context, into: &outcome)
         }
+        for key in purchases { try TransactionApplier.creditUnclaimed(of: key, to: user, context, into: &outcome) }
         try Self.reconcile(purchases, of: result, context)
         outcome.entitlements = try context.session.subscriptions(ownedBy: user).map {
             EntitlementCalculator.entitlement($0, at: context.now)

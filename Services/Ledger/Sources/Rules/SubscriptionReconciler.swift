@@ -35,7 +35,10 @@ enum SubscriptionReconciler {
     }
 
     /// Expiry is the greatest expiry over live transactions; a refund of the
-    /// transaction that gave the latest expiry ends the subscription.
+    /// transaction that gave the latest expiry ends the subscription. A
+    /// transaction replaced by an upgrade counts until its cancellation date,
+    /// or, when Apple gave none, until the next purchase of the subscription
+    /// (the upgrade), so the upgraded-to product and its expiry take over at once.
     static func applyTransactions(_ transactions: [StoredTransaction], to s: inout SubscriptionRecord) {
         var best: (transaction: StoredTransaction, expires: Int64)?
         var lastRefund: (transaction: StoredTransaction, expires: Int64)?
@@ -44,7 +47,7 @@ enum SubscriptionReconciler {
                 if let expires = transaction.expiresDateMs, expires > lastRefund?.expires ?? .min {
                     lastRefund = (transaction, expires)
                 }
-            } else if let expires = transaction.effectiveExpiresDateMs,
+            } else if let expires = effectiveExpiry(of: transaction, among: transactions),
                 expires > best?.expires ?? .min
                     || (expires == best?.expires && transaction.purchaseDateMs > best?.transaction.purchaseDateMs ?? .min)
             {
@@ -61,6 +64,13 @@ enum SubscriptionReconciler {
             s.expiresDateMs = min(lastRefund.expires, ended)
             s.productID = lastRefund.transaction.productID
         }
+    }
+
+    private static func effectiveExpiry(of transaction: StoredTransaction, among all: [StoredTransaction]) -> Int64? {
+        guard let expires = transaction.effectiveExpiresDateMs else { return nil }
+        guard transaction.isUpgraded, transaction.cancellationDateMs == nil else { return expires }
+        let replacedAt = all.lazy.map(\.purchaseDateMs).filter { $0 > transaction.purchaseDateMs }.min()
+        return min(expires, replacedAt ?? transaction.purchaseDateMs)
     }
 
     private static func emitChanges(from old: SubscriptionRecord, to new: SubscriptionRecord, _ context: RuleContext) throws {

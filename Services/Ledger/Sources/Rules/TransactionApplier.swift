@@ -28,16 +28,24 @@ enum TransactionApplier {
         guard var stored = try context.session.transaction(incoming.key) else { return }
         var changed = false
         // A cancellation learned now: a refund revokes the credit; an upgrade only marks it replaced.
-        if let cancelled = incoming.cancellationDateMs, stored.cancellationDateMs == nil {
+        // A refund Apple dated before a reversal it stated later is the reversed one: stale.
+        if let cancelled = incoming.cancellationDateMs, stored.cancellationDateMs == nil, !stored.refundWasReversed(cancelled) {
             stored.cancellationDateMs = cancelled
             stored.cancellationReason = incoming.cancellationReason
-            stored.isUpgraded = incoming.isUpgraded
+            stored.isUpgraded = stored.isUpgraded || incoming.isUpgraded
             changed = true
             if stored.isRevoked, stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
         }
+        // Replaced by an upgrade, learned after the transaction (Apple may state it without a
+        // cancellation date): from now on it counts only until it was replaced.
+        if incoming.isUpgraded, !stored.isUpgraded {
+            stored.isUpgraded = true
+            changed = true
+        }
         // The same transaction with a later expiry: Apple extended the period (RENEWAL_EXTENDED, or a
-        // receipt after an extension). Only ever later, so stale input never shortens a subscription.
-        if !stored.isRevoked, let expires = incoming.expiresDateMs, let current = stored.expiresDateMs, expires > current {
+        // receipt after an extension), or gave one where it was first stored without. Only ever later,
+        // so stale input never shortens a subscription.
+        if !stored.isRevoked, let expires = incoming.expiresDateMs, expires > stored.expiresDateMs ?? .min {
             stored.expiresDateMs = expires
             changed = true
         }
@@ -56,14 +64,23 @@ enum TransactionApplier {
     }
 
     /// Apple reversed a refund (version 2 REFUND_REVERSED, which states the
-    /// transaction without its revocation): it counts again, for the user who
-    /// holds the purchase now (after a transfer, not the first one credited),
-    /// who is told by a new `transaction.granted`.
-    static func reinstate(_ transaction: Transaction, environment: AppleEnvironment, _ context: RuleContext) throws {
+    /// transaction without its revocation) at `reversedAt` (its signedDate):
+    /// it counts again, for the user who holds the purchase now (after a
+    /// transfer, not the first one credited), who is told by a new
+    /// `transaction.granted`. The reversal is remembered, so the reversed
+    /// refund arriving late (under another notification id, or in an older
+    /// receipt) never revokes it again; a refund Apple dates after the
+    /// reversal still does.
+    static func reinstate(
+        _ transaction: Transaction, environment: AppleEnvironment, reversedAt: Int64, _ context: RuleContext
+    ) throws {
         guard !transaction.hasCancellationDateMs,
-            var stored = try context.session.transaction(TransactionKey(environment, transaction.transactionID)),
-            stored.isRevoked
+            var stored = try context.session.transaction(TransactionKey(environment, transaction.transactionID))
         else { return }
+        stored.reinstatedAtMs = max(stored.reinstatedAtMs ?? .min, reversedAt)
+        guard stored.isRevoked, let cancelled = stored.cancellationDateMs, stored.refundWasReversed(cancelled) else {
+            return try context.session.update(stored)
+        }
         stored.cancellationDateMs = nil
         stored.cancellationReason = nil
         let holder = try context.session.owner(of: stored.subscriptionKey) ?? stored.grantedTo
@@ -75,9 +92,25 @@ enum TransactionApplier {
         if let holder { try announceCredit(stored, to: holder, context) }
     }
 
+    /// Credits to `user` the purchase's transactions nobody claimed yet (seen
+    /// first in a notification, before the purchase was bound): binding a
+    /// purchase gives its user everything of it, whichever message came first.
+    static func creditUnclaimed(
+        of purchase: SubscriptionKey, to user: String, _ context: RuleContext, into outcome: inout RecordOutcome
+    ) throws {
+        for var stored in try context.session.transactions(of: purchase) where stored.grantedTo == nil && !stored.isRevoked {
+            stored.grantedTo = user
+            stored.grantedAtMs = context.now
+            try context.session.update(stored)
+            outcome.granted.append(stored.grant)
+            try announceCredit(stored, to: user, context)
+        }
+    }
+
     /// Revokes every live transaction of a purchase (Apple's REVOKE: family sharing ended).
     static func revokeAll(of subscription: SubscriptionKey, at cancelled: Int64, _ context: RuleContext) throws {
-        for var stored in try context.session.transactions(of: subscription) where stored.cancellationDateMs == nil {
+        for var stored in try context.session.transactions(of: subscription)
+        where stored.cancellationDateMs == nil && !stored.refundWasReversed(cancelled) {
             stored.cancellationDateMs = cancelled
             try context.session.update(stored)
             if stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }

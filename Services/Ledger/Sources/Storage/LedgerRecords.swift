@@ -56,6 +56,10 @@ public struct StoredTransaction: Equatable, Sendable {
     /// notification) or when it was refunded before anyone was credited.
     public var grantedTo: String?
     public var grantedAtMs: Int64?
+    /// When Apple reversed a refund of it (REFUND_REVERSED's signedDate): a
+    /// refund Apple dated at or before this is the one reversed, and never
+    /// revokes it again, in whatever order the two arrive.
+    public var reinstatedAtMs: Int64?
 
     public var subscriptionKey: SubscriptionKey { SubscriptionKey(key.environment, originalTransactionID) }
 
@@ -83,12 +87,13 @@ public struct StoredTransaction: Equatable, Sendable {
         isUpgraded = transaction.isUpgraded
         grantedTo = nil
         grantedAtMs = nil
+        reinstatedAtMs = nil
     }
 
     public init(
         key: TransactionKey, originalTransactionID: String, productID: String, quantity: Int32, purchaseDateMs: Int64,
         expiresDateMs: Int64?, cancellationDateMs: Int64?, cancellationReason: Int32?, isUpgraded: Bool,
-        grantedTo: String?, grantedAtMs: Int64?
+        grantedTo: String?, grantedAtMs: Int64?, reinstatedAtMs: Int64? = nil
     ) {
         self.key = key
         self.originalTransactionID = originalTransactionID
@@ -101,7 +106,11 @@ public struct StoredTransaction: Equatable, Sendable {
         self.isUpgraded = isUpgraded
         self.grantedTo = grantedTo
         self.grantedAtMs = grantedAtMs
+        self.reinstatedAtMs = reinstatedAtMs
     }
+
+    /// Whether a refund Apple dated `revoked` is the one a later reversal undid.
+    public func refundWasReversed(_ revoked: Int64) -> Bool { reinstatedAtMs.map { revoked <= $0 } ?? false }
 
     public var grant: Grant {
         var grant = Grant()

@@ -95,6 +95,10 @@ enum LedgerSchema {
                     """)
         }
         migrator.registerMigration("v2-idempotency-and-credits", migrate: IdempotencyAndCreditsMigration.migrate)
+        migrator.registerMigration("v3-refund-reversals") { db in
+            // When Apple reversed a refund (StoredTransaction.reinstatedAtMs).
+            try db.execute(sql: "ALTER TABLE transactions ADD COLUMN reinstated_at_ms INTEGER")
+        }
         return migrator
     }
 }
