@@ -140,7 +140,7 @@ let package = Package(
             name: "Ledger",
             dependencies: serviceDependencies + [
                 "VerifierPool", "LedgerClient", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"), .product(name: "Yams", package: "Yams"),
             ],
             path: "Services/Ledger/Sources", swiftSettings: strict),
         .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),

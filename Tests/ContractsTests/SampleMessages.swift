@@ -23,6 +23,7 @@ enum SampleMessages {
         t.ownershipType = .familyShared
         t.offerCodeRefName = "SPRING"
         t.promotionalOfferID = "promo-1"
+        t.kind = .autoRenewable
         return t
     }
 
@@ -93,7 +94,18 @@ enum SampleMessages {
         e.active = true
         e.autoRenew = true
         e.state = .grace
+        e.kind = .autoRenewable
+        e.autoRenewProductID = "com.example.pro.yearly"
         return e
+    }
+
+    static var access: Access {
+        Access.with {
+            $0.name = "pro"
+            $0.active = true
+            $0.productID = "com.example.pro.monthly"
+            $0.expiresDateMs = 1_574_324_473_000
+        }
     }
 
     static var recordRequest: RecordRequest {
@@ -160,6 +172,8 @@ enum SampleMessages {
         o.alreadyGranted = ["1000000595277991"]
         o.revoked = [revocation]
         o.entitlements = [entitlement]
+        o.access = [access]
+        o.accessListed = true
         o.answerContext = answerContext
         o.replayed = true
         return o
@@ -214,6 +228,8 @@ enum SampleMessages {
         var a = EntitlementsAnswer()
         a.userID = "u-42"
         a.entitlements = [entitlement]
+        a.access = [access]
+        a.accessListed = true
         return a
     }
 
@@ -323,7 +339,7 @@ enum SampleMessages {
             transaction, pendingRenewal, verifyRequest, verifyResult, grant, revocation, entitlement,
             recordRequest, recordOutcome, notificationApply, notificationOutcome, entitlementsQuery,
             entitlementsAnswer, replayRequest, replayBatch, serviceFailure, signedTransactionRequest,
-            signedNotificationRequest, idempotencyKey, answerContext, idempotencyLookup, idempotencyAnswer,
+            signedNotificationRequest, access, idempotencyKey, answerContext, idempotencyLookup, idempotencyAnswer,
             transactionsQuery, transactionsPage, transactionsPage.transactions[0],
             TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,
             subscriptionChanged, subscriptionExpired, bindingTransferred,

@@ -2,4 +2,6 @@ import Ledger
 import StorekeeperCore
 
 EventLoopExecutor.install()
-await ProcessLauncher.run(name: LedgerApplication.executableName, makeServices: LedgerApplication.makeServices)
+await ProcessLauncher.run(
+    name: LedgerApplication.executableName, validate: { _ = try LedgerApplication.catalog($0.ledger) },
+    makeServices: LedgerApplication.makeServices)

@@ -10,6 +10,11 @@ public enum LedgerApplication {
     public static let executableName = "storekeeper-ledger"
     static let replayBatchLimit = 1_000
 
+    /// `STOREKEEPER_CATALOG`, read and checked (also before start-up, so a bad file exits 78).
+    public static func catalog(_ settings: LedgerSettings) throws(ConfigurationError) -> ProductCatalog? {
+        try settings.catalogPath.map { path throws(ConfigurationError) in try CatalogFile.load(path: path) }
+    }
+
     /// The services to run, in start order (stopped in reverse: the endpoints
     /// close first, then the writer finishes what it holds, then the publisher).
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
@@ -20,11 +25,11 @@ public enum LedgerApplication {
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
         let zmq = ZMQContext()
         let publisher = EventPublisher(context: zmq, endpoint: endpoints.events, logger: logger)
-        let committer = GroupCommitter(
-            store: store, rules: LedgerRules(policy: settings.bindingPolicy), clock: clock, logger: logger,
-            publish: publisher.publish)
+        let rules = LedgerRules(policy: settings.bindingPolicy, catalog: try catalog(settings))
+        let committer = GroupCommitter(store: store, rules: rules, clock: clock, logger: logger, publish: publisher.publish)
         let handler = LedgerRequestHandler(
-            committer: committer, store: store, clock: clock, logger: logger, replayBatchLimit: replayBatchLimit)
+            committer: committer, store: store, view: rules.view, clock: clock, logger: logger,
+            replayBatchLimit: replayBatchLimit)
         let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle)
         let replay = EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)
         let refreshPool =

@@ -46,6 +46,11 @@ public nonisolated struct EntitlementsAnswer: Sendable {
 
   public var entitlements: [Entitlement] = []
 
+  /// With STOREKEEPER_CATALOG: the access names active now (access_listed true).
+  public var access: [Access] = []
+
+  public var accessListed: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -92,7 +97,7 @@ nonisolated extension EntitlementsQuery: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension EntitlementsAnswer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EntitlementsAnswer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}entitlements\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}entitlements\0\u{1}access\0\u{3}access_listed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -102,6 +107,8 @@ nonisolated extension EntitlementsAnswer: SwiftProtobuf.Message, SwiftProtobuf._
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.entitlements) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.access) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.accessListed) }()
       default: break
       }
     }
@@ -114,12 +121,20 @@ nonisolated extension EntitlementsAnswer: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.entitlements.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.entitlements, fieldNumber: 2)
     }
+    if !self.access.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.access, fieldNumber: 3)
+    }
+    if self.accessListed != false {
+      try visitor.visitSingularBoolField(value: self.accessListed, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: EntitlementsAnswer, rhs: EntitlementsAnswer) -> Bool {
     if lhs.userID != rhs.userID {return false}
     if lhs.entitlements != rhs.entitlements {return false}
+    if lhs.access != rhs.access {return false}
+    if lhs.accessListed != rhs.accessListed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

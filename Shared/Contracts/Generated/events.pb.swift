@@ -23,75 +23,96 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated struct LedgerEvent: Sendable {
+public nonisolated struct LedgerEvent: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Strictly increasing, no gaps: a subscriber that sees a jump asks replay.
-  public var seq: UInt64 = 0
+  public var seq: UInt64 {
+    get {_storage._seq}
+    set {_uniqueStorage()._seq = newValue}
+  }
 
   /// transaction.granted, transaction.revoked, subscription.renewed,
   /// subscription.changed, subscription.expired, binding.transferred.
-  public var topic: String = String()
+  public var topic: String {
+    get {_storage._topic}
+    set {_uniqueStorage()._topic = newValue}
+  }
 
-  public var occurredAtMs: Int64 = 0
+  public var occurredAtMs: Int64 {
+    get {_storage._occurredAtMs}
+    set {_uniqueStorage()._occurredAtMs = newValue}
+  }
 
   /// The client request (or notification) that caused it.
-  public var requestID: String = String()
+  public var requestID: String {
+    get {_storage._requestID}
+    set {_uniqueStorage()._requestID = newValue}
+  }
 
-  public var userID: String = String()
+  public var userID: String {
+    get {_storage._userID}
+    set {_uniqueStorage()._userID = newValue}
+  }
 
-  public var environment: AppleEnvironment = .unspecified
+  public var environment: AppleEnvironment {
+    get {_storage._environment}
+    set {_uniqueStorage()._environment = newValue}
+  }
 
-  public var payload: LedgerEvent.OneOf_Payload? = nil
+  public var payload: OneOf_Payload? {
+    get {return _storage._payload}
+    set {_uniqueStorage()._payload = newValue}
+  }
 
   public var transactionGranted: TransactionGranted {
     get {
-      if case .transactionGranted(let v)? = payload {return v}
+      if case .transactionGranted(let v)? = _storage._payload {return v}
       return TransactionGranted()
     }
-    set {payload = .transactionGranted(newValue)}
+    set {_uniqueStorage()._payload = .transactionGranted(newValue)}
   }
 
   public var transactionRevoked: TransactionRevoked {
     get {
-      if case .transactionRevoked(let v)? = payload {return v}
+      if case .transactionRevoked(let v)? = _storage._payload {return v}
       return TransactionRevoked()
     }
-    set {payload = .transactionRevoked(newValue)}
+    set {_uniqueStorage()._payload = .transactionRevoked(newValue)}
   }
 
   public var subscriptionRenewed: SubscriptionRenewed {
     get {
-      if case .subscriptionRenewed(let v)? = payload {return v}
+      if case .subscriptionRenewed(let v)? = _storage._payload {return v}
       return SubscriptionRenewed()
     }
-    set {payload = .subscriptionRenewed(newValue)}
+    set {_uniqueStorage()._payload = .subscriptionRenewed(newValue)}
   }
 
   public var subscriptionChanged: SubscriptionChanged {
     get {
-      if case .subscriptionChanged(let v)? = payload {return v}
+      if case .subscriptionChanged(let v)? = _storage._payload {return v}
       return SubscriptionChanged()
     }
-    set {payload = .subscriptionChanged(newValue)}
+    set {_uniqueStorage()._payload = .subscriptionChanged(newValue)}
   }
 
   public var subscriptionExpired: SubscriptionExpired {
     get {
-      if case .subscriptionExpired(let v)? = payload {return v}
+      if case .subscriptionExpired(let v)? = _storage._payload {return v}
       return SubscriptionExpired()
     }
-    set {payload = .subscriptionExpired(newValue)}
+    set {_uniqueStorage()._payload = .subscriptionExpired(newValue)}
   }
 
   public var bindingTransferred: BindingTransferred {
     get {
-      if case .bindingTransferred(let v)? = payload {return v}
+      if case .bindingTransferred(let v)? = _storage._payload {return v}
       return BindingTransferred()
     }
-    set {payload = .bindingTransferred(newValue)}
+    set {_uniqueStorage()._payload = .bindingTransferred(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -107,6 +128,8 @@ public nonisolated struct LedgerEvent: Sendable {
   }
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct TransactionGranted: Sendable {
@@ -293,162 +316,210 @@ nonisolated extension LedgerEvent: SwiftProtobuf.Message, SwiftProtobuf._Message
   public static let protoMessageName: String = _protobuf_package + ".LedgerEvent"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}topic\0\u{3}occurred_at_ms\0\u{3}request_id\0\u{3}user_id\0\u{1}environment\0\u{4}\u{4}transaction_granted\0\u{3}transaction_revoked\0\u{3}subscription_renewed\0\u{3}subscription_changed\0\u{3}subscription_expired\0\u{3}binding_transferred\0")
 
+  fileprivate class _StorageClass {
+    var _seq: UInt64 = 0
+    var _topic: String = String()
+    var _occurredAtMs: Int64 = 0
+    var _requestID: String = String()
+    var _userID: String = String()
+    var _environment: AppleEnvironment = .unspecified
+    var _payload: LedgerEvent.OneOf_Payload?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _seq = source._seq
+      _topic = source._topic
+      _occurredAtMs = source._occurredAtMs
+      _requestID = source._requestID
+      _userID = source._userID
+      _environment = source._environment
+      _payload = source._payload
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.topic) }()
-      case 3: try { try decoder.decodeSingularInt64Field(value: &self.occurredAtMs) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.requestID) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.userID) }()
-      case 6: try { try decoder.decodeSingularEnumField(value: &self.environment) }()
-      case 10: try {
-        var v: TransactionGranted?
-        var hadOneofValue = false
-        if let current = self.payload {
-          hadOneofValue = true
-          if case .transactionGranted(let m) = current {v = m}
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._topic) }()
+        case 3: try { try decoder.decodeSingularInt64Field(value: &_storage._occurredAtMs) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._requestID) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._userID) }()
+        case 6: try { try decoder.decodeSingularEnumField(value: &_storage._environment) }()
+        case 10: try {
+          var v: TransactionGranted?
+          var hadOneofValue = false
+          if let current = _storage._payload {
+            hadOneofValue = true
+            if case .transactionGranted(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._payload = .transactionGranted(v)
+          }
+        }()
+        case 11: try {
+          var v: TransactionRevoked?
+          var hadOneofValue = false
+          if let current = _storage._payload {
+            hadOneofValue = true
+            if case .transactionRevoked(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._payload = .transactionRevoked(v)
+          }
+        }()
+        case 12: try {
+          var v: SubscriptionRenewed?
+          var hadOneofValue = false
+          if let current = _storage._payload {
+            hadOneofValue = true
+            if case .subscriptionRenewed(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._payload = .subscriptionRenewed(v)
+          }
+        }()
+        case 13: try {
+          var v: SubscriptionChanged?
+          var hadOneofValue = false
+          if let current = _storage._payload {
+            hadOneofValue = true
+            if case .subscriptionChanged(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._payload = .subscriptionChanged(v)
+          }
+        }()
+        case 14: try {
+          var v: SubscriptionExpired?
+          var hadOneofValue = false
+          if let current = _storage._payload {
+            hadOneofValue = true
+            if case .subscriptionExpired(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._payload = .subscriptionExpired(v)
+          }
+        }()
+        case 15: try {
+          var v: BindingTransferred?
+          var hadOneofValue = false
+          if let current = _storage._payload {
+            hadOneofValue = true
+            if case .bindingTransferred(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._payload = .bindingTransferred(v)
+          }
+        }()
+        default: break
         }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.payload = .transactionGranted(v)
-        }
-      }()
-      case 11: try {
-        var v: TransactionRevoked?
-        var hadOneofValue = false
-        if let current = self.payload {
-          hadOneofValue = true
-          if case .transactionRevoked(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.payload = .transactionRevoked(v)
-        }
-      }()
-      case 12: try {
-        var v: SubscriptionRenewed?
-        var hadOneofValue = false
-        if let current = self.payload {
-          hadOneofValue = true
-          if case .subscriptionRenewed(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.payload = .subscriptionRenewed(v)
-        }
-      }()
-      case 13: try {
-        var v: SubscriptionChanged?
-        var hadOneofValue = false
-        if let current = self.payload {
-          hadOneofValue = true
-          if case .subscriptionChanged(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.payload = .subscriptionChanged(v)
-        }
-      }()
-      case 14: try {
-        var v: SubscriptionExpired?
-        var hadOneofValue = false
-        if let current = self.payload {
-          hadOneofValue = true
-          if case .subscriptionExpired(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.payload = .subscriptionExpired(v)
-        }
-      }()
-      case 15: try {
-        var v: BindingTransferred?
-        var hadOneofValue = false
-        if let current = self.payload {
-          hadOneofValue = true
-          if case .bindingTransferred(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.payload = .bindingTransferred(v)
-        }
-      }()
-      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.seq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 1)
-    }
-    if !self.topic.isEmpty {
-      try visitor.visitSingularStringField(value: self.topic, fieldNumber: 2)
-    }
-    if self.occurredAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.occurredAtMs, fieldNumber: 3)
-    }
-    if !self.requestID.isEmpty {
-      try visitor.visitSingularStringField(value: self.requestID, fieldNumber: 4)
-    }
-    if !self.userID.isEmpty {
-      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 5)
-    }
-    if self.environment != .unspecified {
-      try visitor.visitSingularEnumField(value: self.environment, fieldNumber: 6)
-    }
-    switch self.payload {
-    case .transactionGranted?: try {
-      guard case .transactionGranted(let v)? = self.payload else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .transactionRevoked?: try {
-      guard case .transactionRevoked(let v)? = self.payload else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case .subscriptionRenewed?: try {
-      guard case .subscriptionRenewed(let v)? = self.payload else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    }()
-    case .subscriptionChanged?: try {
-      guard case .subscriptionChanged(let v)? = self.payload else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
-    }()
-    case .subscriptionExpired?: try {
-      guard case .subscriptionExpired(let v)? = self.payload else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
-    }()
-    case .bindingTransferred?: try {
-      guard case .bindingTransferred(let v)? = self.payload else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
-    }()
-    case nil: break
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._seq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._seq, fieldNumber: 1)
+      }
+      if !_storage._topic.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._topic, fieldNumber: 2)
+      }
+      if _storage._occurredAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._occurredAtMs, fieldNumber: 3)
+      }
+      if !_storage._requestID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._requestID, fieldNumber: 4)
+      }
+      if !_storage._userID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._userID, fieldNumber: 5)
+      }
+      if _storage._environment != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._environment, fieldNumber: 6)
+      }
+      switch _storage._payload {
+      case .transactionGranted?: try {
+        guard case .transactionGranted(let v)? = _storage._payload else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      }()
+      case .transactionRevoked?: try {
+        guard case .transactionRevoked(let v)? = _storage._payload else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      }()
+      case .subscriptionRenewed?: try {
+        guard case .subscriptionRenewed(let v)? = _storage._payload else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      }()
+      case .subscriptionChanged?: try {
+        guard case .subscriptionChanged(let v)? = _storage._payload else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      }()
+      case .subscriptionExpired?: try {
+        guard case .subscriptionExpired(let v)? = _storage._payload else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      }()
+      case .bindingTransferred?: try {
+        guard case .bindingTransferred(let v)? = _storage._payload else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      }()
+      case nil: break
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: LedgerEvent, rhs: LedgerEvent) -> Bool {
-    if lhs.seq != rhs.seq {return false}
-    if lhs.topic != rhs.topic {return false}
-    if lhs.occurredAtMs != rhs.occurredAtMs {return false}
-    if lhs.requestID != rhs.requestID {return false}
-    if lhs.userID != rhs.userID {return false}
-    if lhs.environment != rhs.environment {return false}
-    if lhs.payload != rhs.payload {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._seq != rhs_storage._seq {return false}
+        if _storage._topic != rhs_storage._topic {return false}
+        if _storage._occurredAtMs != rhs_storage._occurredAtMs {return false}
+        if _storage._requestID != rhs_storage._requestID {return false}
+        if _storage._userID != rhs_storage._userID {return false}
+        if _storage._environment != rhs_storage._environment {return false}
+        if _storage._payload != rhs_storage._payload {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

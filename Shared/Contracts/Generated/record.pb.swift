@@ -247,6 +247,41 @@ public nonisolated struct Entitlement: Sendable {
 
   public var state: EntitlementState = .unspecified
 
+  /// AUTO_RENEWABLE, NON_RENEWING or NON_CONSUMABLE.
+  public var kind: ProductKind = .unspecified
+
+  /// Auto-renewable only: the product it renews to (Apple's latest renewal info).
+  public var autoRenewProductID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _expiresDateMs: Int64? = nil
+}
+
+/// A catalog access name active now, and the purchase that grants it (the
+/// latest expiry when several do; none for a non-consumable).
+public nonisolated struct Access: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var active: Bool = false
+
+  public var productID: String = String()
+
+  public var expiresDateMs: Int64 {
+    get {_expiresDateMs ?? 0}
+    set {_expiresDateMs = newValue}
+  }
+  /// Returns true if `expiresDateMs` has been explicitly set.
+  public var hasExpiresDateMs: Bool {self._expiresDateMs != nil}
+  /// Clears the value of `expiresDateMs`. Subsequent reads from it will return its default value.
+  public mutating func clearExpiresDateMs() {self._expiresDateMs = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -268,6 +303,11 @@ public nonisolated struct RecordOutcome: Sendable {
   public var revoked: [Revocation] = []
 
   public var entitlements: [Entitlement] = []
+
+  /// With STOREKEEPER_CATALOG: the access names active now (access_listed true).
+  public var access: [Access] = []
+
+  public var accessListed: Bool = false
 
   /// The context the answer was stored with (idempotent requests).
   public var answerContext: AnswerContext {
@@ -579,7 +619,7 @@ nonisolated extension Revocation: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Entitlement"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}product_id\0\u{3}original_transaction_id\0\u{1}environment\0\u{3}expires_date_ms\0\u{1}active\0\u{3}auto_renew\0\u{1}state\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}product_id\0\u{3}original_transaction_id\0\u{1}environment\0\u{3}expires_date_ms\0\u{1}active\0\u{3}auto_renew\0\u{1}state\0\u{1}kind\0\u{3}auto_renew_product_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -594,6 +634,8 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 5: try { try decoder.decodeSingularBoolField(value: &self.active) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.autoRenew) }()
       case 7: try { try decoder.decodeSingularEnumField(value: &self.state) }()
+      case 8: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.autoRenewProductID) }()
       default: break
       }
     }
@@ -625,6 +667,12 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.state != .unspecified {
       try visitor.visitSingularEnumField(value: self.state, fieldNumber: 7)
     }
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 8)
+    }
+    if !self.autoRenewProductID.isEmpty {
+      try visitor.visitSingularStringField(value: self.autoRenewProductID, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -636,6 +684,57 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.active != rhs.active {return false}
     if lhs.autoRenew != rhs.autoRenew {return false}
     if lhs.state != rhs.state {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.autoRenewProductID != rhs.autoRenewProductID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Access: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Access"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}active\0\u{3}product_id\0\u{3}expires_date_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.active) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.productID) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self._expiresDateMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.active != false {
+      try visitor.visitSingularBoolField(value: self.active, fieldNumber: 2)
+    }
+    if !self.productID.isEmpty {
+      try visitor.visitSingularStringField(value: self.productID, fieldNumber: 3)
+    }
+    try { if let v = self._expiresDateMs {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Access, rhs: Access) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.active != rhs.active {return false}
+    if lhs.productID != rhs.productID {return false}
+    if lhs._expiresDateMs != rhs._expiresDateMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -643,7 +742,7 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordOutcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}granted\0\u{3}already_granted\0\u{1}revoked\0\u{1}entitlements\0\u{4}\u{f}answer_context\0\u{1}replayed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}granted\0\u{3}already_granted\0\u{1}revoked\0\u{1}entitlements\0\u{1}access\0\u{3}access_listed\0\u{4}\u{d}answer_context\0\u{1}replayed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -656,6 +755,8 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.alreadyGranted) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.revoked) }()
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.entitlements) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.access) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.accessListed) }()
       case 20: try { try decoder.decodeSingularMessageField(value: &self._answerContext) }()
       case 21: try { try decoder.decodeSingularBoolField(value: &self.replayed) }()
       default: break
@@ -683,6 +784,12 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.entitlements.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.entitlements, fieldNumber: 5)
     }
+    if !self.access.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.access, fieldNumber: 6)
+    }
+    if self.accessListed != false {
+      try visitor.visitSingularBoolField(value: self.accessListed, fieldNumber: 7)
+    }
     try { if let v = self._answerContext {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
     } }()
@@ -698,6 +805,8 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.alreadyGranted != rhs.alreadyGranted {return false}
     if lhs.revoked != rhs.revoked {return false}
     if lhs.entitlements != rhs.entitlements {return false}
+    if lhs.access != rhs.access {return false}
+    if lhs.accessListed != rhs.accessListed {return false}
     if lhs._answerContext != rhs._answerContext {return false}
     if lhs.replayed != rhs.replayed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}

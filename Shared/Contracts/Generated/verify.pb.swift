@@ -110,6 +110,53 @@ public nonisolated enum ReceiptStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// What a product is (StoreKit 2's `type`, or the developer's catalog).
+public nonisolated enum ProductKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case autoRenewable // = 1
+  case nonRenewing // = 2
+  case nonConsumable // = 3
+  case consumable // = 4
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .autoRenewable
+    case 2: self = .nonRenewing
+    case 3: self = .nonConsumable
+    case 4: self = .consumable
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .autoRenewable: return 1
+    case .nonRenewing: return 2
+    case .nonConsumable: return 3
+    case .consumable: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [ProductKind] = [
+    .unspecified,
+    .autoRenewable,
+    .nonRenewing,
+    .nonConsumable,
+    .consumable,
+  ]
+
+}
+
 public nonisolated enum OwnershipType: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -276,6 +323,12 @@ public nonisolated struct Transaction: @unchecked Sendable {
     set {_uniqueStorage()._promotionalOfferID = newValue}
   }
 
+  /// StoreKit 2's `type`; UNSPECIFIED from verifyReceipt, which does not say.
+  public var kind: ProductKind {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -438,6 +491,10 @@ nonisolated extension ReceiptStyle: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RECEIPT_STYLE_UNSPECIFIED\0\u{1}RECEIPT_STYLE_IOS7\0\u{1}RECEIPT_STYLE_IOS6\0\u{1}RECEIPT_STYLE_SIGNED_TRANSACTION\0")
 }
 
+nonisolated extension ProductKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRODUCT_KIND_UNSPECIFIED\0\u{1}PRODUCT_KIND_AUTO_RENEWABLE\0\u{1}PRODUCT_KIND_NON_RENEWING\0\u{1}PRODUCT_KIND_NON_CONSUMABLE\0\u{1}PRODUCT_KIND_CONSUMABLE\0")
+}
+
 nonisolated extension OwnershipType: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OWNERSHIP_TYPE_UNSPECIFIED\0\u{1}OWNERSHIP_TYPE_PURCHASED\0\u{1}OWNERSHIP_TYPE_FAMILY_SHARED\0")
 }
@@ -484,7 +541,7 @@ nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Transaction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0\u{3}original_transaction_id\0\u{3}product_id\0\u{1}quantity\0\u{3}purchase_date_ms\0\u{3}original_purchase_date_ms\0\u{3}expires_date_ms\0\u{3}cancellation_date_ms\0\u{3}cancellation_reason\0\u{3}is_trial_period\0\u{3}is_in_intro_offer_period\0\u{3}is_upgraded\0\u{3}web_order_line_item_id\0\u{3}subscription_group_identifier\0\u{3}ownership_type\0\u{3}offer_code_ref_name\0\u{3}promotional_offer_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0\u{3}original_transaction_id\0\u{3}product_id\0\u{1}quantity\0\u{3}purchase_date_ms\0\u{3}original_purchase_date_ms\0\u{3}expires_date_ms\0\u{3}cancellation_date_ms\0\u{3}cancellation_reason\0\u{3}is_trial_period\0\u{3}is_in_intro_offer_period\0\u{3}is_upgraded\0\u{3}web_order_line_item_id\0\u{3}subscription_group_identifier\0\u{3}ownership_type\0\u{3}offer_code_ref_name\0\u{3}promotional_offer_id\0\u{1}kind\0")
 
   fileprivate class _StorageClass {
     var _transactionID: String = String()
@@ -504,6 +561,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
     var _ownershipType: OwnershipType = .unspecified
     var _offerCodeRefName: String = String()
     var _promotionalOfferID: String = String()
+    var _kind: ProductKind = .unspecified
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -531,6 +589,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
       _ownershipType = source._ownershipType
       _offerCodeRefName = source._offerCodeRefName
       _promotionalOfferID = source._promotionalOfferID
+      _kind = source._kind
     }
   }
 
@@ -566,6 +625,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
         case 15: try { try decoder.decodeSingularEnumField(value: &_storage._ownershipType) }()
         case 16: try { try decoder.decodeSingularStringField(value: &_storage._offerCodeRefName) }()
         case 17: try { try decoder.decodeSingularStringField(value: &_storage._promotionalOfferID) }()
+        case 18: try { try decoder.decodeSingularEnumField(value: &_storage._kind) }()
         default: break
         }
       }
@@ -629,6 +689,9 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
       if !_storage._promotionalOfferID.isEmpty {
         try visitor.visitSingularStringField(value: _storage._promotionalOfferID, fieldNumber: 17)
       }
+      if _storage._kind != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._kind, fieldNumber: 18)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -655,6 +718,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
         if _storage._ownershipType != rhs_storage._ownershipType {return false}
         if _storage._offerCodeRefName != rhs_storage._offerCodeRefName {return false}
         if _storage._promotionalOfferID != rhs_storage._promotionalOfferID {return false}
+        if _storage._kind != rhs_storage._kind {return false}
         return true
       }
       if !storagesAreEqual {return false}

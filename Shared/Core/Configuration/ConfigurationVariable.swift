@@ -23,6 +23,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case verifierMaxInFlight = "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT"
     case jwsExtraRoots = "STOREKEEPER_JWS_EXTRA_ROOTS"
     case acceptSandbox = "STOREKEEPER_ACCEPT_SANDBOX"
+    case catalog = "STOREKEEPER_CATALOG"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
@@ -44,7 +45,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         switch self {
         case .appleProductionURL: "https://buy.itunes.apple.com/verifyReceipt"
         case .appleSandboxURL: "https://sandbox.itunes.apple.com/verifyReceipt"
-        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots: nil
+        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots, .catalog: nil
         case .httpAddress: "127.0.0.1:8080"
         case .bindingPolicy: "transfer"
         case .dataDirectory: "./data"
@@ -98,6 +99,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
             "comma list of PEM files whose certificates are trusted beside Apple Root CA - G3 for signed transactions and v2 notifications (tests and the simulator only; unset in production)"
         case .acceptSandbox:
             "false: sandbox receipts and signed data are 422 sandbox_not_accepted and sandbox notifications are acknowledged unapplied (App Review and TestFlight use sandbox: only for deployments that know they want it)"
+        case .catalog:
+            "YAML or JSON file: each product's type (auto_renewable, non_renewing, non_consumable, consumable), a non_renewing duration (ISO 8601) and the access names it unlocks; read by the ledger, checked at start"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"

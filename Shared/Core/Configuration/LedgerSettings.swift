@@ -19,6 +19,8 @@ public struct LedgerSettings: Sendable {
     public var refreshPerMinute: Int
     /// `STOREKEEPER_LEDGER_SWEEP_INTERVAL_MS`: how often expiries and due refreshes are looked for.
     public var sweepInterval: Duration
+    /// `STOREKEEPER_CATALOG`: the product catalog's file, read by the ledger at start; nil when unset.
+    public var catalogPath: String?
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         dataDirectory = reader.string(.dataDirectory)
@@ -27,5 +29,6 @@ public struct LedgerSettings: Sendable {
         eventRetention = .seconds(hours * 3_600)
         refreshPerMinute = try reader.integer(.refreshPerMinute, in: 0...100_000)
         sweepInterval = try reader.milliseconds(.ledgerSweepInterval, in: 10...3_600_000)
+        catalogPath = reader.raw(.catalog)
     }
 }

@@ -10,9 +10,9 @@ struct LedgerFixture {
     let store: SQLiteLedgerStore
     let rules: LedgerRules
 
-    init(policy: BindingPolicy = .transfer, store: SQLiteLedgerStore? = nil) throws {
+    init(policy: BindingPolicy = .transfer, store: SQLiteLedgerStore? = nil, catalog: ProductCatalog? = nil) throws {
         self.store = try store ?? SQLiteLedgerStore.inMemory()
-        self.rules = LedgerRules(policy: policy)
+        self.rules = LedgerRules(policy: policy, catalog: catalog)
     }
 
     func apply(_ work: LedgerWork, at now: Int64, requestID: String = "test") async throws -> LedgerWorkOutput {
@@ -41,7 +41,8 @@ struct LedgerFixture {
     }
 
     func entitlements(_ user: String, at now: Int64) async throws -> [Entitlement] {
-        try await store.read { try LedgerRules.entitlements(of: user, at: now, reader: $0) }
+        let rules = self.rules
+        return try await store.read { try rules.entitlements(of: user, at: now, reader: $0).entitlements }
     }
 
     func events(after seq: UInt64 = 0) async throws -> [LedgerEvent] {

@@ -27,7 +27,7 @@ struct SimCommand: AsyncParsableCommand {
             abstract: "An Apple account buys a product; prints its receipt and ids.", aliases: ["buy"])
         @OptionGroup var target: Target
         @Option(help: "Product identifier.") var product: String
-        @Option(help: "consumable, non_consumable or auto_renewable.") var type = "auto_renewable"
+        @Option(help: "consumable, non_consumable, non_renewing or auto_renewable.") var type = "auto_renewable"
         @Option(help: "production or sandbox.") var environment = "sandbox"
         @Option(help: "The buyer's Apple account (receipts hold every purchase of it).") var account = "apple-account-1"
         @Option(help: "Subscription period: P1W, P1M, P2M, P3M, P6M, P1Y.") var period = "P1M"

@@ -16,10 +16,32 @@ enum ReceiptAnswerJSON {
         let alreadyGranted: [String]
         let revoked: [Revoked]
         let entitlements: [EntitlementJSON]
+        /// With a catalog only.
+        let access: [AccessJSON]?
 
         enum CodingKeys: String, CodingKey {
             case userID = "user_id", environment, bundleID = "bundle_id", appleStatus = "apple_status", transaction
-            case granted, alreadyGranted = "already_granted", revoked, entitlements
+            case granted, alreadyGranted = "already_granted", revoked, entitlements, access
+        }
+    }
+
+    struct AccessJSON: Encodable {
+        let access: Access
+
+        enum CodingKeys: String, CodingKey {
+            case name, active, productID = "product_id", expiresDateMs = "expires_date_ms"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(access.name, forKey: .name)
+            try container.encode(access.active, forKey: .active)
+            try container.encode(access.productID, forKey: .productID)
+            if access.hasExpiresDateMs {
+                try container.encode(access.expiresDateMs, forKey: .expiresDateMs)
+            } else {
+                try container.encodeNil(forKey: .expiresDateMs)
+            }
         }
     }
 
@@ -59,7 +81,8 @@ enum ReceiptAnswerJSON {
 
         enum CodingKeys: String, CodingKey {
             case productID = "product_id", originalTransactionID = "original_transaction_id", environment
-            case expiresDateMs = "expires_date_ms", active, autoRenew = "auto_renew", state
+            case expiresDateMs = "expires_date_ms", active, autoRenew = "auto_renew", state, kind
+            case autoRenewProductID = "auto_renew_product_id"
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -76,13 +99,18 @@ enum ReceiptAnswerJSON {
             try container.encode(entitlement.active, forKey: .active)
             try container.encode(entitlement.autoRenew, forKey: .autoRenew)
             try container.encode(ReceiptAnswerJSON.state(entitlement.state), forKey: .state)
+            try container.encode(ReceiptAnswerJSON.kind(entitlement.kind), forKey: .kind)
+            if entitlement.kind == .autoRenewable, !entitlement.autoRenewProductID.isEmpty {
+                try container.encode(entitlement.autoRenewProductID, forKey: .autoRenewProductID)
+            }
         }
     }
 
     struct Entitlements: Encodable {
         let userID: String
         let entitlements: [EntitlementJSON]
-        enum CodingKeys: String, CodingKey { case userID = "user_id", entitlements }
+        let access: [AccessJSON]?
+        enum CodingKeys: String, CodingKey { case userID = "user_id", entitlements, access }
     }
 
     /// Made from the outcome alone, so an answer kept under an Idempotency-Key
@@ -96,11 +124,23 @@ enum ReceiptAnswerJSON {
                 ? TransactionFound(transactionID: context.transactionID, found: context.transactionFound) : nil,
             granted: outcome.granted.map(GrantJSON.init), alreadyGranted: outcome.alreadyGranted,
             revoked: outcome.revoked.map { Revoked(transactionID: $0.transactionID, cancellationDateMs: $0.cancellationDateMs) },
-            entitlements: outcome.entitlements.map(EntitlementJSON.init))
+            entitlements: outcome.entitlements.map(EntitlementJSON.init),
+            access: outcome.accessListed ? outcome.access.map(AccessJSON.init) : nil)
     }
 
     static func entitlements(_ answer: EntitlementsAnswer) -> Entitlements {
-        Entitlements(userID: answer.userID, entitlements: answer.entitlements.map(EntitlementJSON.init))
+        Entitlements(
+            userID: answer.userID, entitlements: answer.entitlements.map(EntitlementJSON.init),
+            access: answer.accessListed ? answer.access.map(AccessJSON.init) : nil)
+    }
+
+    /// Entitlements exist for these kinds only; an older ledger's answer has none, and only subscriptions.
+    static func kind(_ kind: ProductKind) -> String {
+        switch kind {
+        case .nonRenewing: "non_renewing"
+        case .nonConsumable: "non_consumable"
+        default: "auto_renewable"
+        }
     }
 
     static func environment(_ environment: AppleEnvironment) -> String {

@@ -1,5 +1,4 @@
 import Contracts
-import StorekeeperCore
 
 /// Idempotency-Key (spec v1.1): the first complete answer for (API key, key)
 /// is kept in the same savepoint as the change it reports, so it exists
@@ -21,11 +20,11 @@ enum IdempotencyRule {
     }
 
     /// Records `request`, or answers what was kept for its key.
-    static func record(_ request: RecordRequest, policy: BindingPolicy, _ context: RuleContext) throws -> RecordOutcome {
-        guard request.hasIdempotency else { return try RecordRule(policy: policy).record(request, context) }
+    static func record(_ request: RecordRequest, _ rule: RecordRule, _ context: RuleContext) throws -> RecordOutcome {
+        guard request.hasIdempotency else { return try rule.record(request, context) }
         let key = request.idempotency
         if let kept = try kept(key, now: context.now, reader: context.session) { return kept }
-        var outcome = try RecordRule(policy: policy).record(request, context)
+        var outcome = try rule.record(request, context)
         outcome.answerContext = request.answerContext
         try context.session.storeIdempotentAnswer(
             StoredIdempotentAnswer(

@@ -25,9 +25,12 @@ public enum LedgerWorkOutput: Sendable {
 /// Routes each unit of work to its rule.
 public struct LedgerRules: Sendable {
     public let policy: BindingPolicy
+    /// Entitlements of every kind, and access with a catalog.
+    public let view: EntitlementView
 
-    public init(policy: BindingPolicy) {
+    public init(policy: BindingPolicy, catalog: ProductCatalog? = nil) {
         self.policy = policy
+        self.view = EntitlementView(catalog: catalog)
     }
 
     public func apply(
@@ -36,7 +39,7 @@ public struct LedgerRules: Sendable {
         let context = RuleContext(session: session, requestID: requestID, now: now)
         switch work {
         case .record(let request):
-            return .recorded(try IdempotencyRule.record(request, policy: policy, context))
+            return .recorded(try IdempotencyRule.record(request, RecordRule(policy: policy, view: view), context))
         case .notification(let notification):
             return .notified(try NotificationRule().apply(notification, context))
         case .claimRefreshes(let limit):
@@ -53,8 +56,8 @@ public struct LedgerRules: Sendable {
         }
     }
 
-    /// A user's entitlements at `now`, from a read snapshot.
-    public static func entitlements(of user: String, at now: Int64, reader: any LedgerReader) throws -> [Entitlement] {
-        try reader.subscriptions(ownedBy: user).map { EntitlementCalculator.entitlement($0, at: now) }
+    /// A user's entitlements (and access) at `now`, from a read snapshot.
+    public func entitlements(of user: String, at now: Int64, reader: any LedgerReader) throws -> EntitlementView.Shown {
+        try view.shown(user, at: now, reader: reader)
     }
 }

@@ -6,6 +6,7 @@ import StorekeeperCore
 /// refunded ones, and brings the subscriptions up to date.
 struct RecordRule {
     let policy: BindingPolicy
+    let view: EntitlementView
 
     func record(_ request: RecordRequest, _ context: RuleContext) throws -> RecordOutcome {
         try RequestValidation.validateUserID(request.userID)
@@ -38,9 +39,7 @@ struct RecordRule {
         }
         for key in purchases { try TransactionApplier.creditUnclaimed(of: key, to: user, context, into: &outcome) }
         try Self.reconcile(purchases, of: result, context)
-        outcome.entitlements = try context.session.subscriptions(ownedBy: user).map {
-            EntitlementCalculator.entitlement($0, at: context.now)
-        }
+        try view.fill(&outcome, user: user, at: context.now, reader: context.session)
         return outcome
     }
 

@@ -36,6 +36,11 @@ enum TransactionApplier {
             changed = true
             if stored.isRevoked, stored.grantedTo != nil { try context.emit(.revoked(stored, context.origin)) }
         }
+        // StoreKit 2 says what the product is; verifyReceipt never does.
+        if let kind = incoming.kind, stored.kind == nil {
+            stored.kind = kind
+            changed = true
+        }
         // Replaced by an upgrade, learned after the transaction (Apple may state it without a
         // cancellation date): from now on it counts only until it was replaced.
         if incoming.isUpgraded, !stored.isUpgraded {

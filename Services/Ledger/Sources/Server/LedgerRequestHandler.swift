@@ -8,6 +8,7 @@ import Logging
 struct LedgerRequestHandler: Sendable {
     let committer: GroupCommitter
     let store: any LedgerStore
+    let view: EntitlementView
     let clock: @Sendable () -> Int64
     let logger: Logger
     /// Largest replay batch.
@@ -47,12 +48,15 @@ struct LedgerRequestHandler: Sendable {
                 return reply(requestID, .notificationOutcome(outcome))
             case .entitlementsQuery(let query):
                 let now = query.atMs > 0 ? query.atMs : clock()
-                let entitlements = try await store.read { reader in
-                    try LedgerRules.entitlements(of: query.userID, at: now, reader: reader)
-                }
+                let view = self.view
+                let shown = try await store.read { reader in try view.shown(query.userID, at: now, reader: reader) }
                 return reply(requestID, .entitlementsAnswer(.with {
                     $0.userID = query.userID
-                    $0.entitlements = entitlements
+                    $0.entitlements = shown.entitlements
+                    if let access = shown.access {
+                        $0.access = access
+                        $0.accessListed = true
+                    }
                 }))
             case .idempotencyLookup(let lookup):
                 let now = clock()

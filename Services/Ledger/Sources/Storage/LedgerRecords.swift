@@ -60,6 +60,8 @@ public struct StoredTransaction: Equatable, Sendable {
     /// refund Apple dated at or before this is the one reversed, and never
     /// revokes it again, in whatever order the two arrive.
     public var reinstatedAtMs: Int64?
+    /// StoreKit 2's `type`; nil when the purchase came only through verifyReceipt, which does not say.
+    public var kind: ProductKind?
 
     public var subscriptionKey: SubscriptionKey { SubscriptionKey(key.environment, originalTransactionID) }
 
@@ -88,12 +90,13 @@ public struct StoredTransaction: Equatable, Sendable {
         grantedTo = nil
         grantedAtMs = nil
         reinstatedAtMs = nil
+        kind = transaction.kind == .unspecified ? nil : transaction.kind
     }
 
     public init(
         key: TransactionKey, originalTransactionID: String, productID: String, quantity: Int32, purchaseDateMs: Int64,
         expiresDateMs: Int64?, cancellationDateMs: Int64?, cancellationReason: Int32?, isUpgraded: Bool,
-        grantedTo: String?, grantedAtMs: Int64?, reinstatedAtMs: Int64? = nil
+        grantedTo: String?, grantedAtMs: Int64?, reinstatedAtMs: Int64? = nil, kind: ProductKind? = nil
     ) {
         self.key = key
         self.originalTransactionID = originalTransactionID
@@ -107,6 +110,7 @@ public struct StoredTransaction: Equatable, Sendable {
         self.grantedTo = grantedTo
         self.grantedAtMs = grantedAtMs
         self.reinstatedAtMs = reinstatedAtMs
+        self.kind = kind
     }
 
     /// Whether a refund Apple dated `revoked` is the one a later reversal undid.

@@ -99,6 +99,10 @@ enum LedgerSchema {
             // When Apple reversed a refund (StoredTransaction.reinstatedAtMs).
             try db.execute(sql: "ALTER TABLE transactions ADD COLUMN reinstated_at_ms INTEGER")
         }
+        migrator.registerMigration("v4-product-kind") { db in
+            // StoreKit 2's type (auto_renewable, non_renewing, non_consumable, consumable); NULL when unknown.
+            try db.execute(sql: "ALTER TABLE transactions ADD COLUMN kind TEXT")
+        }
         return migrator
     }
 }

@@ -19,10 +19,14 @@ final class SQLiteLedgerSession: LedgerSession {
 
     // MARK: Transactions
 
-    static let transactionColumns = """
-        environment, transaction_id, original_transaction_id, product_id, quantity, purchase_date_ms,
-        expires_date_ms, cancellation_date_ms, cancellation_reason, is_upgraded, granted_to, granted_at_ms, reinstated_at_ms
-        """
+    private static let transactionColumnNames = [
+        "environment", "transaction_id", "original_transaction_id", "product_id", "quantity", "purchase_date_ms",
+        "expires_date_ms", "cancellation_date_ms", "cancellation_reason", "is_upgraded", "granted_to", "granted_at_ms",
+        "reinstated_at_ms", "kind",
+    ]
+    static let transactionColumns = transactionColumnNames.joined(separator: ", ")
+    /// The same columns of the table named `t` in a join.
+    static let joinedTransactionColumns = transactionColumnNames.map { "t." + $0 }.joined(separator: ", ")
 
     func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
         let statement = try db.cachedStatement(
@@ -46,7 +50,7 @@ final class SQLiteLedgerSession: LedgerSession {
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (environment, transaction_id) DO NOTHING
                 """)
         try statement.execute(arguments: Self.arguments(transaction))
@@ -58,7 +62,7 @@ final class SQLiteLedgerSession: LedgerSession {
             sql: """
                 UPDATE transactions SET original_transaction_id = ?3, product_id = ?4, quantity = ?5,
                     purchase_date_ms = ?6, expires_date_ms = ?7, cancellation_date_ms = ?8, cancellation_reason = ?9,
-                    is_upgraded = ?10, granted_to = ?11, granted_at_ms = ?12, reinstated_at_ms = ?13
+                    is_upgraded = ?10, granted_to = ?11, granted_at_ms = ?12, reinstated_at_ms = ?13, kind = ?14
                 WHERE environment = ?1 AND transaction_id = ?2
                 """)
         try statement.execute(arguments: Self.arguments(transaction))
@@ -68,7 +72,7 @@ final class SQLiteLedgerSession: LedgerSession {
         [
             StoredEnvironment.name(t.key.environment), t.key.transactionID, t.originalTransactionID, t.productID,
             Int64(t.quantity), t.purchaseDateMs, t.expiresDateMs, t.cancellationDateMs, t.cancellationReason.map { Int64($0) },
-            t.isUpgraded, t.grantedTo, t.grantedAtMs, t.reinstatedAtMs,
+            t.isUpgraded, t.grantedTo, t.grantedAtMs, t.reinstatedAtMs, t.kind.flatMap(ProductCatalog.name(of:)),
         ]
     }
 
@@ -78,7 +82,19 @@ final class SQLiteLedgerSession: LedgerSession {
             productID: row[3], quantity: Int32(truncatingIfNeeded: row[4] as Int64), purchaseDateMs: row[5],
             expiresDateMs: row[6], cancellationDateMs: row[7],
             cancellationReason: (row[8] as Int64?).map { Int32(truncatingIfNeeded: $0) }, isUpgraded: row[9],
-            grantedTo: row[10], grantedAtMs: row[11], reinstatedAtMs: row[12])
+            grantedTo: row[10], grantedAtMs: row[11], reinstatedAtMs: row[12],
+            kind: (row[13] as String?).flatMap(ProductCatalog.kind(named:)))
+    }
+
+    func oneOffPurchases(ownedBy user: String) throws -> [StoredTransaction] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(Self.joinedTransactionColumns) FROM bindings b
+                JOIN transactions t ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+                WHERE b.user_id = ? AND t.expires_date_ms IS NULL
+                ORDER BY t.original_transaction_id, t.environment, t.purchase_date_ms, t.transaction_id
+                """)
+        return try Row.fetchAll(statement, arguments: [user]).map(Self.storedTransaction)
     }
 
     // MARK: Bindings

@@ -4,6 +4,8 @@ import Contracts
 public enum SimProductType: String, Codable, Sendable, CaseIterable {
     case consumable
     case nonConsumable = "non_consumable"
+    /// A subscription that does not renew: in the receipt with no expiry (its length is the app's to know).
+    case nonRenewing = "non_renewing"
     case autoRenewable = "auto_renewable"
 }
 

@@ -48,6 +48,7 @@ enum SimSignedClaims {
         switch type {
         case .consumable: "Consumable"
         case .nonConsumable: "Non-Consumable"
+        case .nonRenewing: "Non-Renewing Subscription"
         case .autoRenewable: "Auto-Renewable Subscription"
         }
     }

@@ -152,6 +152,7 @@ public struct SignedDataReader: Sendable {
         if let revoked = claims.revocationDate { transaction.cancellationDateMs = try milliseconds(revoked) }
         if let reason = claims.revocationReason { transaction.cancellationReason = reason }
         transaction.isUpgraded = claims.isUpgraded ?? false
+        transaction.kind = kind(claims.type)
         transaction.webOrderLineItemID = claims.webOrderLineItemId ?? ""
         transaction.subscriptionGroupIdentifier = claims.subscriptionGroupIdentifier ?? ""
         transaction.ownershipType = claims.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
@@ -160,6 +161,17 @@ public struct SignedDataReader: Sendable {
         if claims.offerType == 2 { transaction.promotionalOfferID = claims.offerIdentifier ?? "" }
         if claims.offerType == 3 { transaction.offerCodeRefName = claims.offerIdentifier ?? "" }
         return transaction
+    }
+
+    /// Apple's `type` names (JWSTransactionDecodedPayload.type); anything else is unknown.
+    static func kind(_ type: String?) -> ProductKind {
+        switch type {
+        case "Auto-Renewable Subscription": .autoRenewable
+        case "Non-Renewing Subscription": .nonRenewing
+        case "Non-Consumable": .nonConsumable
+        case "Consumable": .consumable
+        default: .unspecified
+        }
     }
 
     static func pendingRenewal(_ claims: SignedRenewalClaims) throws(ServiceFailure) -> PendingRenewal {
