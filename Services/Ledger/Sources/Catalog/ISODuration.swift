@@ -12,6 +12,7 @@ public struct ISODuration: Equatable, Sendable, CustomStringConvertible {
         var components = DateComponents()
         var number = ""
         var inTime = false
+        var timeFields = 0
         var any = false
         var characters = Substring(text)
         guard characters.popFirst() == "P" else { return nil }
@@ -27,6 +28,7 @@ public struct ISODuration: Equatable, Sendable, CustomStringConvertible {
             guard let value = Int(number), value >= 0, value <= 100_000 else { return nil }
             number = ""
             any = any || value > 0
+            if inTime { timeFields += 1 }
             switch (character, inTime) {
             case ("Y", false): components.year = value
             case ("M", false): components.month = value
@@ -38,7 +40,7 @@ public struct ISODuration: Equatable, Sendable, CustomStringConvertible {
             default: return nil
             }
         }
-        guard number.isEmpty, any else { return nil }
+        guard number.isEmpty, any, !inTime || timeFields > 0 else { return nil }
         self.components = components
         self.description = text
     }
