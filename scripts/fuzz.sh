@@ -20,7 +20,8 @@ build() {  # name, sources...
 }
 
 build JSONValueParser Services/Verifier/Sources/Apple/JSONValueParser.swift Services/Verifier/Sources/Apple/JSONValue.swift
-build ReceiptDataNormalizer Services/Gateway/Sources/Intake/ReceiptDataNormalizer.swift Services/Gateway/Sources/Intake/IntakeError.swift
+build ReceiptDataNormalizer Services/Gateway/Sources/Intake/ReceiptDataNormalizer.swift Services/Gateway/Sources/Intake/ReceiptEnds.swift \
+  Services/Gateway/Sources/Intake/IntakeError.swift
 
 for target in JSONValueParser:json ReceiptDataNormalizer:receipt; do
   name="${target%%:*}"; corpus="Fuzz/corpus/${target##*:}"
