@@ -4,9 +4,13 @@ import Contracts
 /// with a catalog, the access names active now.
 public struct EntitlementView: Sendable {
     public let catalog: ProductCatalog?
+    /// The catalog's non-consumable and non-renewing products.
+    private let listedProducts: [String]
 
     public init(catalog: ProductCatalog?) {
         self.catalog = catalog
+        listedProducts = (catalog?.products ?? [:]).filter { $0.value.kind == .nonConsumable || $0.value.kind == .nonRenewing }
+            .keys.sorted()
     }
 
     public struct Shown: Sendable {
@@ -17,7 +21,8 @@ public struct EntitlementView: Sendable {
 
     public func shown(_ user: String, at now: Int64, reader: any LedgerReader) throws -> Shown {
         var entitlements = try reader.subscriptions(ownedBy: user).map { EntitlementCalculator.entitlement($0, at: now) }
-        let purchases = Dictionary(grouping: try reader.oneOffPurchases(ownedBy: user)) { $0.subscriptionKey }
+        let purchases = Dictionary(
+            grouping: try reader.oneOffPurchases(ownedBy: user, listedProducts: listedProducts), by: \.subscriptionKey)
         entitlements += purchases.values.compactMap { EntitlementCalculator.entitlement($0, catalog: catalog, at: now) }
         entitlements.sort { ($0.originalTransactionID, $0.environment.rawValue) < ($1.originalTransactionID, $1.environment.rawValue) }
         return Shown(entitlements: entitlements, access: catalog.map { access(of: entitlements, in: $0) })

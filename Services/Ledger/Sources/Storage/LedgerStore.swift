@@ -39,8 +39,10 @@ public protocol LedgerReader {
     func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord?
     /// The subscriptions bound to `user`.
     func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord]
-    /// The transactions without an expiry (one-off purchases) of the purchases bound to `user`.
-    func oneOffPurchases(ownedBy user: String) throws -> [StoredTransaction]
+    /// The one-off purchases (no expiry) bound to `user` that may be entitlements: StoreKit 2 said
+    /// non-consumable or non-renewing, or it did not say and the product is in `listedProducts`
+    /// (consumables, the most numerous, are never read).
+    func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction]
     /// Retained events with seq > `seq`, oldest first, at most `limit`.
     func events(after seq: UInt64, limit: Int) throws -> [LedgerEvent]
     /// The newest committed seq (0 before the first event).
