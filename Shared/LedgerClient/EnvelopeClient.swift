@@ -26,6 +26,10 @@ public final class EnvelopeClient: Service, Sendable {
         var stopped = false
     }
 
+    public convenience init(context: ZMQContext, endpoint: String, logger: Logger) {
+        self.init(context: context, endpoints: [endpoint], logger: logger)
+    }
+
     /// For an envelope without a deadline.
     public static let defaultTimeout: Duration = .seconds(10)
 
@@ -34,13 +38,23 @@ public final class EnvelopeClient: Service, Sendable {
     private let outgoing: AsyncStream<[[UInt8]]>
     private let outgoingContinuation: AsyncStream<[[UInt8]]>.Continuation
 
-    public init(context: ZMQContext, endpoint: String, logger: Logger) {
+    /// With several `endpoints` (ledgers sharing one PostgreSQL), requests go
+    /// round-robin to the ledgers connected now: a dead ledger's connection is
+    /// dropped (heartbeats find a silent one in 3 s) and what was in flight to it
+    /// times out, to be retried by the caller.
+    public init(context: ZMQContext, endpoints: [String], logger: Logger) {
+        precondition(!endpoints.isEmpty, "a ledger client needs an endpoint")
         socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
             try socket.setLinger(milliseconds: 0)
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)
             try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 1_000)
-            try socket.connect(endpoint)
+            if endpoints.count > 1 {
+                // Only to ledgers connected now: a request must not wait in the queue of one that is down.
+                try socket.setImmediate(true)
+                try socket.setHeartbeat(intervalMilliseconds: 1_000, timeoutMilliseconds: 3_000, ttlMilliseconds: 6_000)
+            }
+            for endpoint in endpoints { try socket.connect(endpoint) }
         }
         (outgoing, outgoingContinuation) = AsyncStream.makeStream()
     }

@@ -13,6 +13,11 @@ public final class LedgerClient: Service, Sendable {
         client = EnvelopeClient(context: context, endpoint: endpoint, logger: logger)
     }
 
+    /// Several ledgers on one PostgreSQL: requests are spread over those connected.
+    public init(context: ZMQContext, endpoints: [String], logger: Logger) {
+        client = EnvelopeClient(context: context, endpoints: endpoints, logger: logger)
+    }
+
     public func run() async throws { try await client.run() }
 
     public func record(

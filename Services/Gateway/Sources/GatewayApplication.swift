@@ -19,7 +19,7 @@ public enum GatewayApplication {
         let logger = context.logger
         let zmq = ZMQContext()
         let pool = VerifierPoolClient(context: zmq, endpoint: configuration.endpoints.verifier, logger: logger)
-        let ledger = LedgerClient(context: zmq, endpoint: configuration.endpoints.ledger, logger: logger)
+        let ledger = LedgerClient(context: zmq, endpoints: configuration.endpoints.ledgers, logger: logger)
         let orchestrator = ReceiptOrchestrator(
             verify: { try await pool.verify($0) }, ledger: ledger, verifyDeadline: configuration.apple.verifyDeadline)
         let router = GatewayRouter.make(
@@ -44,7 +44,7 @@ public enum GatewayApplication {
             "gateway configured",
             metadata: [
                 "http.address": "\(address.host):\(address.port)", "pool.endpoint": "\(configuration.endpoints.verifier)",
-                "ledger.endpoint": "\(configuration.endpoints.ledger)",
+                "ledger.endpoint": "\(configuration.endpoints.ledgers.joined(separator: ","))",
                 "auth.api_keys": "\(configuration.gateway.apiKeys.count)",
             ])
         return [pool, ledger, application]

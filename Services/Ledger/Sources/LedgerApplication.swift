@@ -21,17 +21,46 @@ public enum LedgerApplication {
         let settings = context.configuration.ledger
         let endpoints = context.configuration.endpoints
         let logger = context.logger
-        let store = try SQLiteLedgerStore.open(directory: settings.dataDirectory)
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
         let zmq = ZMQContext()
-        let publisher = EventPublisher(context: zmq, endpoint: endpoints.events, logger: logger)
         let rules = LedgerRules(policy: settings.bindingPolicy, catalog: try catalog(settings))
-        let committer = GroupCommitter(store: store, rules: rules, clock: clock, logger: logger, publish: publisher.publish)
+        let store: any LedgerStore
+        let events: any Service
+        let publish: @Sendable ([CommittedEvent]) -> Void
+        var sequencer: EventSequencer?
+        if let url = settings.databaseURL {
+            let postgres = try await PostgresLedgerStore.openRetrying(url: url, logger: logger)
+            store = postgres
+            // The elected sequencer numbers and publishes every ledger's events; writers publish nothing.
+            publish = { _ in }
+            let made = EventSequencer(
+                url: url, context: zmq, settings: .init(eventsEndpoint: endpoints.events), logger: logger
+            ) {
+                EnvelopeServer(
+                    context: zmq, endpoint: endpoints.replay, logger: logger,
+                    handler: LedgerRequestHandler(
+                        committer: nil, store: postgres, view: rules.view, clock: clock, logger: logger,
+                        replayBatchLimit: replayBatchLimit
+                    ).handle)
+            }
+            postgres.whenEventsCommitted { made.wake() }
+            sequencer = made
+            events = made
+        } else {
+            store = try SQLiteLedgerStore.open(directory: settings.dataDirectory)
+            let publisher = EventPublisher(context: zmq, endpoint: endpoints.events, logger: logger)
+            publish = publisher.publish
+            events = publisher
+        }
+        let committer = GroupCommitter(store: store, rules: rules, clock: clock, logger: logger, publish: publish)
         let handler = LedgerRequestHandler(
             committer: committer, store: store, view: rules.view, clock: clock, logger: logger,
             replayBatchLimit: replayBatchLimit)
         let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle)
-        let replay = EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)
+        // On PostgreSQL the elected sequencer serves replay beside the events it publishes.
+        let replay: [any Service] =
+            sequencer == nil
+            ? [EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)] : []
         let refreshPool =
             settings.refreshPerMinute > 0
             ? VerifierPoolClient(context: zmq, endpoint: endpoints.refresh, logger: logger) : nil
@@ -44,10 +73,11 @@ public enum LedgerApplication {
         logger.info(
             "ledger configured",
             metadata: [
-                "ledger.data_dir": "\(settings.dataDirectory)", "ledger.binding_policy": "\(settings.bindingPolicy)",
+                "ledger.store": "\(settings.databaseURL.map { "\($0)" } ?? settings.dataDirectory)",
+                "ledger.binding_policy": "\(settings.bindingPolicy)",
                 "ledger.endpoint": "\(endpoints.ledger)", "ledger.events_endpoint": "\(endpoints.events)",
                 "ledger.replay_endpoint": "\(endpoints.replay)",
             ])
-        return [publisher, committer] + (refreshPool.map { [$0] } ?? []) + [requests, replay, maintenance]
+        return [events, committer] + (refreshPool.map { [$0] } ?? []) + [requests] + replay + [maintenance]
     }
 }

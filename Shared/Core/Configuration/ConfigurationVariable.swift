@@ -24,6 +24,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case jwsExtraRoots = "STOREKEEPER_JWS_EXTRA_ROOTS"
     case acceptSandbox = "STOREKEEPER_ACCEPT_SANDBOX"
     case catalog = "STOREKEEPER_CATALOG"
+    case databaseURL = "STOREKEEPER_DATABASE_URL"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
@@ -45,7 +46,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         switch self {
         case .appleProductionURL: "https://buy.itunes.apple.com/verifyReceipt"
         case .appleSandboxURL: "https://sandbox.itunes.apple.com/verifyReceipt"
-        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots, .catalog: nil
+        case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots, .catalog,
+            .databaseURL: nil
         case .httpAddress: "127.0.0.1:8080"
         case .bindingPolicy: "transfer"
         case .dataDirectory: "./data"
@@ -73,7 +75,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     }
 
     /// Never printed, logged or put in an error description.
-    public var isSecret: Bool { self == .appleSharedSecret || self == .apiKeys }
+    public var isSecret: Bool { self == .appleSharedSecret || self == .apiKeys || self == .databaseURL }
 
     public var meaning: String {
         switch self {
@@ -101,6 +103,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
             "false: sandbox receipts and signed data are 422 sandbox_not_accepted and sandbox notifications are acknowledged unapplied (App Review and TestFlight use sandbox: only for deployments that know they want it)"
         case .catalog:
             "YAML or JSON file: each product's type (auto_renewable, non_renewing, non_consumable, consumable), a non_renewing duration (ISO 8601) and the access names it unlocks; read by the ledger, checked at start"
+        case .databaseURL:
+            "postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=disable|require|verify-full: the ledger on PostgreSQL (several ledgers may share it); unset: SQLite in STOREKEEPER_DATA_DIR; the password is never logged"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"

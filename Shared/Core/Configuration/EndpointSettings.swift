@@ -7,7 +7,10 @@ public struct EndpointSettings: Sendable {
     public var verifiers: [String]
     public var verifier: String { verifiers[0] }
     /// `STOREKEEPER_LEDGER_ENDPOINT`: record, notification and entitlement requests (ledger binds).
-    public var ledger: String
+    /// A comma list lets a gateway spread its requests over several ledgers (on PostgreSQL);
+    /// a ledger binds the first.
+    public var ledgers: [String]
+    public var ledger: String { ledgers[0] }
     /// `STOREKEEPER_REPLAY_ENDPOINT`: event replay for subscribers that fell behind (ledger binds).
     public var replay: String
     /// `STOREKEEPER_REFRESH_ENDPOINT`: the ledger's own verifier pool for refreshes (ledger binds, verifiers connect).
@@ -17,7 +20,7 @@ public struct EndpointSettings: Sendable {
         typealias V = ConfigurationVariable
         events = try reader.zmqEndpoint(.eventsEndpoint)
         verifiers = try reader.zmqEndpoints(.verifierEndpoint)
-        ledger = try reader.zmqEndpoint(.ledgerEndpoint)
+        ledgers = try reader.zmqEndpoints(.ledgerEndpoint)
         replay = try reader.zmqEndpoint(.replayEndpoint)
         refresh = try reader.zmqEndpoint(.refreshEndpoint)
         let all = [

@@ -21,6 +21,8 @@ public struct LedgerSettings: Sendable {
     public var sweepInterval: Duration
     /// `STOREKEEPER_CATALOG`: the product catalog's file, read by the ledger at start; nil when unset.
     public var catalogPath: String?
+    /// `STOREKEEPER_DATABASE_URL`: the ledger on PostgreSQL; nil for SQLite in `dataDirectory`.
+    public var databaseURL: DatabaseURL?
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         dataDirectory = reader.string(.dataDirectory)
@@ -30,5 +32,6 @@ public struct LedgerSettings: Sendable {
         refreshPerMinute = try reader.integer(.refreshPerMinute, in: 0...100_000)
         sweepInterval = try reader.milliseconds(.ledgerSweepInterval, in: 10...3_600_000)
         catalogPath = reader.raw(.catalog)
+        databaseURL = try reader.raw(.databaseURL).map { text throws(ConfigurationError) in try DatabaseURL(parsing: text) }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import StorekeeperCore
+
+/// One PostgreSQL connection used synchronously: the ledger's rules are
+/// synchronous (`LedgerSession`), so each statement waits for its answer.
+/// Only ever used from a thread of a `NIOThreadPool`, never from an event
+/// loop (waiting there would deadlock) nor from an async context.
+final class BlockingPostgresConnection: Sendable {
+    let connection: PostgresConnection
+    private let logger: Logger
+
+    private init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    static func connect(_ url: DatabaseURL, logger: Logger) throws -> BlockingPostgresConnection {
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: try tls(url.sslMode))
+        configuration.options.connectTimeout = .seconds(5)
+        let connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration,
+            id: Int.random(in: 1...Int.max), logger: logger
+        ).wait()
+        return BlockingPostgresConnection(connection: connection, logger: logger)
+    }
+
+    private static func tls(_ mode: DatabaseURL.SSLMode) throws -> PostgresConnection.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .require:
+            // libpq's `require`: encrypted, the server's certificate not checked.
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .none
+            return .require(try NIOSSLContext(configuration: tls))
+        case .verifyFull:
+            return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+    }
+
+    var isClosed: Bool { connection.isClosed }
+
+    /// Runs one statement with `binds` as $1, $2, ...
+    @discardableResult
+    func query(_ sql: String, _ binds: [PostgresBind] = []) throws -> PostgresQueryResult {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for bind in binds { try bind.append(to: &bindings) }
+        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
+    }
+
+    /// The number of rows the statement wrote (INSERT, UPDATE, DELETE).
+    func execute(_ sql: String, _ binds: [PostgresBind] = []) throws -> Int {
+        try query(sql, binds).metadata.rows ?? 0
+    }
+
+    /// Runs `sql`, which may hold several statements and no parameters (schema migrations).
+    func simpleQuery(_ sql: String) throws {
+        _ = try connection.simpleQuery(sql).wait()
+    }
+
+    func close() {
+        try? connection.close().wait()
+    }
+}
+
+/// A statement parameter. Every NULL carries its type, so PostgreSQL never has to guess.
+enum PostgresBind {
+    case text(String?)
+    case int(Int64?)
+    case bool(Bool?)
+    case bytes([UInt8]?)
+    case ints([Int64])
+    case texts([String])
+
+    func append(to bindings: inout PostgresBindings) throws {
+        switch self {
+        case .text(let value): value.map { bindings.append($0) } ?? bindings.append(String?.none)
+        case .int(let value): value.map { bindings.append($0) } ?? bindings.append(Int64?.none)
+        case .bool(let value): value.map { bindings.append($0) } ?? bindings.append(Bool?.none)
+        case .bytes(let value):
+            value.map { bindings.append(ByteBuffer(bytes: $0)) } ?? bindings.append(ByteBuffer?.none)
+        case .ints(let values): bindings.append(values)
+        case .texts(let values): bindings.append(values)
+        }
+    }
+}
+
+/// Reading cells of a result row by position.
+extension PostgresRandomAccessRow {
+    func string(_ index: Int) throws -> String { try self[index].decode(String.self) }
+    func optionalString(_ index: Int) throws -> String? { try self[index].decode(String?.self) }
+    func int(_ index: Int) throws -> Int64 { try self[index].decode(Int64.self) }
+    func optionalInt(_ index: Int) throws -> Int64? { try self[index].decode(Int64?.self) }
+    func bool(_ index: Int) throws -> Bool { try self[index].decode(Bool.self) }
+    func optionalBool(_ index: Int) throws -> Bool? { try self[index].decode(Bool?.self) }
+    func bytes(_ index: Int) throws -> [UInt8] { Array(try self[index].decode(ByteBuffer.self).readableBytesView) }
+}
+
+/// How a PostgreSQL failure is handled.
+enum PostgresFailureKind {
+    /// Serialization failure or deadlock: another ledger changed the same rows; run the work again.
+    case conflict
+    /// The connection is gone (server restarted, network): reconnect.
+    case connectionLost
+    case other
+
+    init(_ error: any Error) {
+        if error is PostgresDecodingError {
+            self = .other
+            return
+        }
+        // Anything but the server's own refusal means the connection cannot be trusted.
+        guard let error = error as? PSQLError, error.code == .server else {
+            self = (error is PSQLError || error is ChannelError || error is IOError || error is NIOConnectionError)
+                ? .connectionLost : .other
+            return
+        }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        // 40001 serialization_failure, 40P01 deadlock_detected; 57P and 08: the server is going or gone.
+        if state == "40001" || state == "40P01" {
+            self = .conflict
+        } else if state.hasPrefix("57P") || state.hasPrefix("08") {
+            self = .connectionLost
+        } else {
+            self = .other
+        }
+    }
+}

@@ -1,0 +1,353 @@
+import Contracts
+import Foundation
+import PostgresNIO
+
+/// `LedgerSession` over one PostgreSQL connection inside a transaction: the
+/// SQL of `SQLiteLedgerSession`, with PostgreSQL's types. Events are written
+/// unnumbered (seq NULL); `EventSequencer` numbers them and gives each granted
+/// transaction its `granted_seq`.
+final class PostgresLedgerSession: LedgerSession {
+    let db: BlockingPostgresConnection
+    /// Whether this unit of work appended an event (the writer then wakes the sequencer).
+    var appendedEvents = false
+
+    init(db: BlockingPostgresConnection) {
+        self.db = db
+    }
+
+    // MARK: Transactions
+
+    private static let transactionColumns = """
+        environment, transaction_id, original_transaction_id, product_id, quantity, purchase_date_ms, expires_date_ms,
+        cancellation_date_ms, cancellation_reason, is_upgraded, granted_to, granted_at_ms, reinstated_at_ms, kind
+        """
+    private static let joinedTransactionColumns = """
+        t.environment, t.transaction_id, t.original_transaction_id, t.product_id, t.quantity, t.purchase_date_ms,
+        t.expires_date_ms, t.cancellation_date_ms, t.cancellation_reason, t.is_upgraded, t.granted_to, t.granted_at_ms,
+        t.reinstated_at_ms, t.kind
+        """
+
+    func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
+        try db.query(
+            "SELECT \(Self.transactionColumns) FROM transactions WHERE environment = $1 AND transaction_id = $2",
+            [.text(StoredEnvironment.name(key.environment)), .text(key.transactionID)]
+        ).rows.first.map(Self.storedTransaction)
+    }
+
+    func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
+        try db.query(
+            """
+            SELECT \(Self.transactionColumns) FROM transactions
+            WHERE environment = $1 AND original_transaction_id = $2 ORDER BY purchase_date_ms, transaction_id
+            """,
+            [.text(StoredEnvironment.name(subscription.environment)), .text(subscription.originalTransactionID)]
+        ).rows.map(Self.storedTransaction)
+    }
+
+    func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
+        try db.execute(
+            """
+            INSERT INTO transactions (\(Self.transactionColumns))
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+            ON CONFLICT (environment, transaction_id) DO NOTHING
+            """, Self.binds(transaction)) == 1
+    }
+
+    func update(_ transaction: StoredTransaction) throws {
+        try db.query(
+            """
+            UPDATE transactions SET original_transaction_id = $3, product_id = $4, quantity = $5,
+                purchase_date_ms = $6, expires_date_ms = $7, cancellation_date_ms = $8, cancellation_reason = $9,
+                is_upgraded = $10, granted_to = $11, granted_at_ms = $12, reinstated_at_ms = $13, kind = $14
+            WHERE environment = $1 AND transaction_id = $2
+            """, Self.binds(transaction))
+    }
+
+    private static func binds(_ t: StoredTransaction) -> [PostgresBind] {
+        [
+            .text(StoredEnvironment.name(t.key.environment)), .text(t.key.transactionID), .text(t.originalTransactionID),
+            .text(t.productID), .int(Int64(t.quantity)), .int(t.purchaseDateMs), .int(t.expiresDateMs),
+            .int(t.cancellationDateMs), .int(t.cancellationReason.map { Int64($0) }), .bool(t.isUpgraded),
+            .text(t.grantedTo), .int(t.grantedAtMs), .int(t.reinstatedAtMs), .text(t.kind.flatMap(ProductCatalog.name(of:))),
+        ]
+    }
+
+    static func storedTransaction(_ row: PostgresRow) throws -> StoredTransaction {
+        let row = row.makeRandomAccess()
+        return StoredTransaction(
+            key: TransactionKey(StoredEnvironment.environment(try row.string(0)), try row.string(1)),
+            originalTransactionID: try row.string(2), productID: try row.string(3),
+            quantity: Int32(truncatingIfNeeded: try row.int(4)), purchaseDateMs: try row.int(5),
+            expiresDateMs: try row.optionalInt(6), cancellationDateMs: try row.optionalInt(7),
+            cancellationReason: try row.optionalInt(8).map { Int32(truncatingIfNeeded: $0) }, isUpgraded: try row.bool(9),
+            grantedTo: try row.optionalString(10), grantedAtMs: try row.optionalInt(11), reinstatedAtMs: try row.optionalInt(12),
+            kind: try row.optionalString(13).flatMap(ProductCatalog.kind(named:)))
+    }
+
+    func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
+        try db.query(
+            """
+            SELECT \(Self.joinedTransactionColumns) FROM bindings b
+            JOIN transactions t ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+            WHERE b.user_id = $1 AND t.expires_date_ms IS NULL
+                AND (t.kind IN ('non_consumable', 'non_renewing') OR (t.kind IS NULL AND t.product_id = ANY($2)))
+            ORDER BY t.original_transaction_id, t.environment, t.purchase_date_ms, t.transaction_id
+            """, [.text(user), .texts(listedProducts)]
+        ).rows.map(Self.storedTransaction)
+    }
+
+    // MARK: Bindings
+
+    func owner(of subscription: SubscriptionKey) throws -> String? {
+        try db.query(
+            "SELECT user_id FROM bindings WHERE environment = $1 AND original_transaction_id = $2",
+            [.text(StoredEnvironment.name(subscription.environment)), .text(subscription.originalTransactionID)]
+        ).rows.first.map { try $0.makeRandomAccess().string(0) }
+    }
+
+    func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws {
+        let environment = StoredEnvironment.name(subscription.environment)
+        try db.query(
+            """
+            INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (environment, original_transaction_id) DO UPDATE SET user_id = excluded.user_id,
+                bound_at_ms = excluded.bound_at_ms
+            """, [.text(environment), .text(subscription.originalTransactionID), .text(user), .int(at)])
+        guard let previous else { return }
+        try db.query(
+            """
+            INSERT INTO binding_history (environment, original_transaction_id, from_user_id, to_user_id, at_ms, request_id)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            """,
+            [
+                .text(environment), .text(subscription.originalTransactionID), .text(previous), .text(user), .int(at),
+                .text(requestID),
+            ])
+    }
+
+    // MARK: Subscriptions
+
+    private static let subscriptionColumns = """
+        s.environment, s.original_transaction_id, s.product_id, s.expires_date_ms, s.revoked_at_ms, s.auto_renew,
+        s.auto_renew_product_id, s.expiration_intent, s.billing_retry, s.grace_expires_date_ms, s.price_consent_status,
+        s.renewal_info_at_ms, s.latest_receipt, s.expired_event_for_ms, s.next_refresh_at_ms, s.refresh_attempts,
+        s.updated_at_ms
+        """
+
+    func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord? {
+        try db.query(
+            "SELECT \(Self.subscriptionColumns) FROM subscriptions s WHERE environment = $1 AND original_transaction_id = $2",
+            [.text(StoredEnvironment.name(key.environment)), .text(key.originalTransactionID)]
+        ).rows.first.map { try Self.subscriptionRecord($0.makeRandomAccess()) }
+    }
+
+    func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord] {
+        try db.query(
+            """
+            SELECT \(Self.subscriptionColumns) FROM bindings b
+            JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
+            WHERE b.user_id = $1 ORDER BY s.original_transaction_id, s.environment
+            """, [.text(user)]
+        ).rows.map { try Self.subscriptionRecord($0.makeRandomAccess()) }
+    }
+
+    func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        try ownedSubscriptions(
+            where: """
+                s.revoked_at_ms IS NULL AND s.auto_renew AND s.expires_date_ms <= $1 AND s.latest_receipt <> ''
+                AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= $1)
+                """, now: now, limit: limit)
+    }
+
+    func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        try ownedSubscriptions(
+            where: """
+                s.revoked_at_ms IS NULL AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+                AND s.expires_date_ms <= $1 AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= $1)
+                """, now: now, limit: limit)
+    }
+
+    private func ownedSubscriptions(where condition: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        try db.query(
+            """
+            SELECT \(Self.subscriptionColumns), b.user_id FROM subscriptions s
+            LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
+            WHERE \(condition) ORDER BY s.expires_date_ms LIMIT $2
+            """, [.int(now), .int(Int64(limit))]
+        ).rows.map { row in
+            let row = row.makeRandomAccess()
+            return OwnedSubscription(owner: try row.optionalString(17), subscription: try Self.subscriptionRecord(row))
+        }
+    }
+
+    func save(_ s: SubscriptionRecord) throws {
+        try db.query(
+            """
+            INSERT INTO subscriptions (
+                environment, original_transaction_id, product_id, expires_date_ms, revoked_at_ms, auto_renew,
+                auto_renew_product_id, expiration_intent, billing_retry, grace_expires_date_ms, price_consent_status,
+                renewal_info_at_ms, latest_receipt, expired_event_for_ms, next_refresh_at_ms, refresh_attempts,
+                updated_at_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+            ON CONFLICT (environment, original_transaction_id) DO UPDATE SET product_id = excluded.product_id,
+                expires_date_ms = excluded.expires_date_ms, revoked_at_ms = excluded.revoked_at_ms,
+                auto_renew = excluded.auto_renew, auto_renew_product_id = excluded.auto_renew_product_id,
+                expiration_intent = excluded.expiration_intent, billing_retry = excluded.billing_retry,
+                grace_expires_date_ms = excluded.grace_expires_date_ms,
+                price_consent_status = excluded.price_consent_status, renewal_info_at_ms = excluded.renewal_info_at_ms,
+                latest_receipt = excluded.latest_receipt, expired_event_for_ms = excluded.expired_event_for_ms,
+                next_refresh_at_ms = excluded.next_refresh_at_ms, refresh_attempts = excluded.refresh_attempts,
+                updated_at_ms = excluded.updated_at_ms
+            """,
+            [
+                .text(StoredEnvironment.name(s.key.environment)), .text(s.key.originalTransactionID), .text(s.productID),
+                .int(s.expiresDateMs), .int(s.revokedAtMs), .bool(s.autoRenew), .text(s.autoRenewProductID),
+                .int(s.expirationIntent.map { Int64($0) }), .bool(s.billingRetry), .int(s.graceExpiresDateMs),
+                .int(s.priceConsentStatus.map { Int64($0) }), .int(s.renewalInfoAtMs), .text(s.latestReceipt),
+                .int(s.expiredEventForMs), .int(s.nextRefreshAtMs), .int(Int64(s.refreshAttempts)), .int(s.updatedAtMs),
+            ])
+    }
+
+    private static func subscriptionRecord(_ row: PostgresRandomAccessRow) throws -> SubscriptionRecord {
+        var s = SubscriptionRecord(key: SubscriptionKey(StoredEnvironment.environment(try row.string(0)), try row.string(1)))
+        s.productID = try row.string(2)
+        s.expiresDateMs = try row.optionalInt(3)
+        s.revokedAtMs = try row.optionalInt(4)
+        s.autoRenew = try row.optionalBool(5)
+        s.autoRenewProductID = try row.string(6)
+        s.expirationIntent = try row.optionalInt(7).map { Int32(truncatingIfNeeded: $0) }
+        s.billingRetry = try row.bool(8)
+        s.graceExpiresDateMs = try row.optionalInt(9)
+        s.priceConsentStatus = try row.optionalInt(10).map { Int32(truncatingIfNeeded: $0) }
+        s.renewalInfoAtMs = try row.int(11)
+        s.latestReceipt = try row.string(12)
+        s.expiredEventForMs = try row.optionalInt(13)
+        s.nextRefreshAtMs = try row.optionalInt(14)
+        s.refreshAttempts = Int32(truncatingIfNeeded: try row.int(15))
+        s.updatedAtMs = try row.int(16)
+        return s
+    }
+
+    // MARK: Notifications
+
+    func recordNotification(id: String, type: String, subscription: SubscriptionKey, at: Int64) throws -> Bool {
+        try db.execute(
+            """
+            INSERT INTO notifications (notification_id, notification_type, environment, original_transaction_id, received_at_ms)
+            VALUES ($1, $2, $3, $4, $5) ON CONFLICT (notification_id) DO NOTHING
+            """,
+            [
+                .text(id), .text(type), .text(StoredEnvironment.name(subscription.environment)),
+                .text(subscription.originalTransactionID), .int(at),
+            ]) == 1
+    }
+
+    // MARK: Events
+
+    /// Writes the event unnumbered; it comes back with seq 0 (the sequencer numbers it after the commit).
+    func append(_ event: LedgerEvent) throws -> LedgerEvent {
+        var granted: TransactionKey?
+        if case .transactionGranted(let payload) = event.payload {
+            granted = TransactionKey(event.environment, payload.grant.transactionID)
+        }
+        try db.query(
+            """
+            INSERT INTO events (topic, occurred_at_ms, event, granted_environment, granted_transaction_id)
+            VALUES ($1, $2, $3, $4, $5)
+            """,
+            [
+                .text(event.topic), .int(event.occurredAtMs), .bytes(try event.serializedBytes()),
+                .text(granted.map { StoredEnvironment.name($0.environment) }), .text(granted?.transactionID),
+            ])
+        appendedEvents = true
+        return event
+    }
+
+    func events(after seq: UInt64, limit: Int) throws -> [LedgerEvent] {
+        try db.query(
+            "SELECT seq, event FROM events WHERE seq > $1 ORDER BY seq LIMIT $2",
+            [.int(Int64(clamping: seq)), .int(Int64(limit))]
+        ).rows.map { row in
+            let row = row.makeRandomAccess()
+            // Stored before it was numbered: the row's seq is the event's.
+            var event = try LedgerEvent(serializedBytes: try row.bytes(1))
+            event.seq = UInt64(try row.int(0))
+            return event
+        }
+    }
+
+    func headSeq() throws -> UInt64 {
+        UInt64(try db.query("SELECT COALESCE(MAX(seq), 0) FROM events").rows.first?.makeRandomAccess().int(0) ?? 0)
+    }
+
+    func oldestRetainedSeq() throws -> UInt64 {
+        if let oldest = try db.query("SELECT MIN(seq) FROM events").rows.first?.makeRandomAccess().optionalInt(0) {
+            return UInt64(oldest)
+        }
+        return try headSeq() + 1
+    }
+
+    func pruneEvents(before cutoff: Int64) throws -> Int {
+        try db.execute(
+            """
+            DELETE FROM events WHERE occurred_at_ms < $1 AND seq IS NOT NULL
+                AND seq < (SELECT MAX(seq) FROM events)
+            """, [.int(cutoff)])
+    }
+
+    // MARK: Idempotent answers and the transaction list
+
+    func idempotentAnswer(scope: String, key: String) throws -> StoredIdempotentAnswer? {
+        try db.query(
+            """
+            SELECT request_sha256, outcome, created_at_ms FROM idempotency_keys
+            WHERE scope = $1 AND idempotency_key = $2
+            """, [.text(scope), .text(key)]
+        ).rows.first.map { row in
+            let row = row.makeRandomAccess()
+            return StoredIdempotentAnswer(
+                scope: scope, key: key, requestSHA256: try row.string(0), outcome: try row.bytes(1),
+                createdAtMs: try row.int(2))
+        }
+    }
+
+    func storeIdempotentAnswer(_ answer: StoredIdempotentAnswer) throws {
+        try db.query(
+            """
+            INSERT INTO idempotency_keys (scope, idempotency_key, request_sha256, outcome, created_at_ms)
+            VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (scope, idempotency_key) DO UPDATE SET request_sha256 = excluded.request_sha256,
+                outcome = excluded.outcome, created_at_ms = excluded.created_at_ms
+            """,
+            [
+                .text(answer.scope), .text(answer.key), .text(answer.requestSHA256), .bytes(answer.outcome),
+                .int(answer.createdAtMs),
+            ])
+    }
+
+    func pruneIdempotentAnswers(before cutoff: Int64) throws -> Int {
+        try db.execute("DELETE FROM idempotency_keys WHERE created_at_ms < $1", [.int(cutoff)])
+    }
+
+    /// Nothing to do here: the sequencer sets `granted_seq` when it numbers the event.
+    func setGrantedSeq(_ transaction: TransactionKey, seq: UInt64) throws {}
+
+    func creditedTransactions(of user: String, after cursor: CreditCursor?, limit: Int) throws -> [CreditedRecord] {
+        try db.query(
+            """
+            SELECT \(Self.transactionColumns), COALESCE(granted_seq, 0) FROM transactions
+            WHERE granted_to = $1
+                AND ($2::bigint IS NULL OR (COALESCE(granted_seq, 0), environment, transaction_id) < ($2, $3, $4))
+            ORDER BY COALESCE(granted_seq, 0) DESC, environment DESC, transaction_id DESC LIMIT $5
+            """,
+            [
+                .text(user), .int(cursor.map { Int64(clamping: $0.grantedSeq) }), .text(cursor?.environment),
+                .text(cursor?.transactionID), .int(Int64(limit)),
+            ]
+        ).rows.map { row in
+            CreditedRecord(
+                transaction: try Self.storedTransaction(row),
+                grantedSeq: UInt64(clamping: try row.makeRandomAccess().int(14)))
+        }
+    }
+}

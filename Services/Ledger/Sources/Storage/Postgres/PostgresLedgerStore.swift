@@ -1,0 +1,201 @@
+import Contracts
+import Foundation
+import Logging
+import NIOPosix
+import StorekeeperCore
+import Synchronization
+
+/// The PostgreSQL `LedgerStore`, for several ledgers sharing one database.
+///
+/// Each group commit is one REPEATABLE READ transaction, each unit in a
+/// savepoint. Every rule reads and then writes the very rows its invariant is
+/// about (one row per transaction, binding, subscription, notification,
+/// idempotency key), so snapshot isolation makes the rules hold across
+/// ledgers: two ledgers changing the same row, or inserting the same key,
+/// cannot both commit; the loser gets a serialization failure and its whole
+/// group runs again on fresh data. Events are written unnumbered and numbered
+/// by the one `EventSequencer`, so writers share no hot row.
+///
+/// Statements block on a thread of a `NIOThreadPool` (the rules are
+/// synchronous), one thread and one connection for the writer, a few for reads.
+public final class PostgresLedgerStore: LedgerStore, Sendable {
+    /// Group commits tried before the batch fails (retryable) under constant contention.
+    static let maxAttempts = 12
+    static let eventsChannel = "storekeeper_events"
+
+    let url: DatabaseURL
+    private let logger: Logger
+    private let writerThreads: NIOThreadPool
+    private let readerThreads: NIOThreadPool
+    private let writer = Mutex<BlockingPostgresConnection?>(nil)
+    private let idleReaders = Mutex<[BlockingPostgresConnection]>([])
+    private let onEventsCommitted = Mutex<(@Sendable () -> Void)?>(nil)
+    private let metrics = PostgresStoreMetrics()
+
+    private init(url: DatabaseURL, logger: Logger, readers: Int) {
+        self.url = url
+        self.logger = logger
+        writerThreads = NIOThreadPool(numberOfThreads: 1)
+        readerThreads = NIOThreadPool(numberOfThreads: readers)
+        writerThreads.start()
+        readerThreads.start()
+    }
+
+    deinit {
+        writerThreads.shutdownGracefully { _ in }
+        readerThreads.shutdownGracefully { _ in }
+    }
+
+    /// Connects and applies the migrations; throws when PostgreSQL cannot be reached.
+    public static func open(url: DatabaseURL, logger: Logger, readers: Int = 4) async throws -> PostgresLedgerStore {
+        let store = PostgresLedgerStore(url: url, logger: logger, readers: readers)
+        try await store.writerThreads.runIfActive {
+            let db = try BlockingPostgresConnection.connect(url, logger: logger)
+            defer { db.close() }
+            try PostgresSchema.migrate(db, logger: logger)
+        }
+        return store
+    }
+
+    /// Opens the store, retrying with back-off (up to 5 s apart) while PostgreSQL
+    /// is unreachable: the ledger answers nothing, so gateways report not ready.
+    public static func openRetrying(url: DatabaseURL, logger: Logger) async throws -> PostgresLedgerStore {
+        var delay = Duration.milliseconds(200)
+        while true {
+            do {
+                return try await open(url: url, logger: logger)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                logger.warning(
+                    "PostgreSQL unreachable; retrying",
+                    metadata: ["db.url": "\(url)", "retry.in": "\(delay)", "error": "\(error)"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Called after each commit that wrote events (the sequencer in this process numbers them at once).
+    public func whenEventsCommitted(_ action: @escaping @Sendable () -> Void) {
+        onEventsCommitted.withLock { $0 = action }
+    }
+
+    public func commit<Output: Sendable>(
+        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) async throws -> [UnitOutcome<Output>] {
+        let (outcomes, wroteEvents) = try await writerThreads.runIfActive {
+            try self.commitRetrying(units: units, apply)
+        }
+        if wroteEvents { onEventsCommitted.withLock { $0 }?() }
+        return outcomes
+    }
+
+    private func commitRetrying<Output: Sendable>(
+        units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) throws -> ([UnitOutcome<Output>], Bool) {
+        var attempt = 1
+        while true {
+            let db = try writerConnection()
+            do {
+                return try commitOnce(db, units: units, apply)
+            } catch {
+                _ = try? db.query("ROLLBACK")
+                switch PostgresFailureKind(error) {
+                case .conflict where attempt < Self.maxAttempts:
+                    metrics.conflict()
+                    // Another ledger holds the same rows: step aside a random while, then run again.
+                    usleep(UInt32.random(in: 0...UInt32(min(50_000, 1_000 << attempt))))
+                    attempt += 1
+                case .connectionLost:
+                    dropWriter()
+                    throw error
+                default:
+                    throw error
+                }
+            }
+        }
+    }
+
+    private func commitOnce<Output: Sendable>(
+        _ db: BlockingPostgresConnection, units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) throws -> ([UnitOutcome<Output>], Bool) {
+        try db.query("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        let session = PostgresLedgerSession(db: db)
+        var outcomes: [UnitOutcome<Output>] = []
+        outcomes.reserveCapacity(units)
+        for unit in 0..<units {
+            try db.query("SAVEPOINT unit")
+            let wroteBefore = session.appendedEvents
+            do {
+                let output = try apply(unit, session)
+                try db.query("RELEASE SAVEPOINT unit")
+                outcomes.append(UnitOutcome(result: .success(output), events: []))
+            } catch {
+                // A conflict or a lost connection ends the whole group; a rule's refusal only its unit.
+                guard PostgresFailureKind(error) == .other else { throw error }
+                try db.query("ROLLBACK TO SAVEPOINT unit")
+                session.appendedEvents = wroteBefore
+                outcomes.append(UnitOutcome(result: .failure(error), events: []))
+            }
+        }
+        // Wakes the sequencer of every ledger (only the elected one acts), delivered at commit.
+        if session.appendedEvents { try db.query("SELECT pg_notify($1, '')", [.text(Self.eventsChannel)]) }
+        try db.query("COMMIT")
+        return (outcomes, session.appendedEvents)
+    }
+
+    private func writerConnection() throws -> BlockingPostgresConnection {
+        if let db = writer.withLock({ $0 }), !db.isClosed { return db }
+        let db = try BlockingPostgresConnection.connect(url, logger: logger)
+        writer.withLock { $0 = db }
+        return db
+    }
+
+    private func dropWriter() {
+        writer.withLock { $0.take() }?.close()
+    }
+
+    public func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output {
+        try await readerThreads.runIfActive {
+            let db = try self.idleReaders.withLock { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 }
+                ?? BlockingPostgresConnection.connect(self.url, logger: self.logger)
+            do {
+                try db.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                let output = try body(PostgresLedgerSession(db: db))
+                try db.query("COMMIT")
+                self.idleReaders.withLock { $0.append(db) }
+                return output
+            } catch {
+                if PostgresFailureKind(error) == .connectionLost {
+                    db.close()
+                } else {
+                    _ = try? db.query("ROLLBACK")
+                    self.idleReaders.withLock { $0.append(db) }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` with a connection of its own, on the writer's thread pool (migrations, the import).
+    func withConnection<Output: Sendable>(_ body: @escaping @Sendable (BlockingPostgresConnection) throws -> Output)
+        async throws -> Output
+    {
+        try await writerThreads.runIfActive {
+            let db = try BlockingPostgresConnection.connect(self.url, logger: self.logger)
+            defer { db.close() }
+            return try body(db)
+        }
+    }
+
+    /// Closes every connection.
+    public func close() async {
+        _ = try? await writerThreads.runIfActive { self.dropWriter() }
+        let idle = idleReaders.withLock { readers in
+            defer { readers = [] }
+            return readers
+        }
+        for db in idle { db.close() }
+    }
+}
