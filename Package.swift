@@ -221,8 +221,20 @@ let package = Package(
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts", "AppleJWS"], path: "Tests/SimulatorTests", swiftSettings: strict),
         .testTarget(name: "VerifierPoolTests", dependencies: ["VerifierPool"], path: "Tests/VerifierPoolTests", swiftSettings: strict),
+        // A throw-away PostgreSQL cluster for the tests of the ledger on PostgreSQL.
+        .target(
+            name: "PostgresTestServer",
+            dependencies: [
+                "StorekeeperCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Support/PostgresTestServer", swiftSettings: strict),
         .testTarget(
-            name: "LedgerTests", dependencies: ["Ledger", "LedgerClient", "Verifier", "Gateway", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "LedgerTests",
+            dependencies: [
+                "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
+                "PostgresTestServer", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Tests/LedgerTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
@@ -237,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ",
+                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]

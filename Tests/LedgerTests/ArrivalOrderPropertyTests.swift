@@ -137,7 +137,7 @@ struct ArrivalOrderPropertyTests {
     }
 
     static func finalState(_ messages: [Message]) async throws -> State {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         // The ledger's own clock: after every statement, in arrival order.
         for (step, message) in messages.enumerated() {
             _ = try await ledger.apply(message.work, at: t0 + 30 * 24 * 60 * minute + Int64(step))

@@ -16,8 +16,8 @@ struct CreditListingTests {
             }, store: ledger.store)
     }
 
-    @Test func everyCreditNewestFirstWithItsEventSeqAcrossPages() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func everyCreditNewestFirstWithItsEventSeqAcrossPages(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await ledger.record("u-1", Make.result(Make.renewals("1000", count: 3)), at: Make.t0)
         _ = try await ledger.record("u-2", Make.result(Make.renewals("3000", count: 1)), at: Make.t0)
         _ = try await ledger.record("u-1", Make.result([Make.transaction("2000", product: "coins", purchased: Make.t0 + 1)]), at: Make.t0 + 1)
@@ -41,8 +41,8 @@ struct CreditListingTests {
         }
     }
 
-    @Test func aRefundShowsAsRevoked() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aRefundShowsAsRevoked(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await ledger.record("u-1", Make.result([Make.transaction("1000", product: "pass", purchased: Make.t0)]), at: Make.t0)
         _ = try await ledger.record(
             "u-1", Make.result([Make.transaction("1000", product: "pass", purchased: Make.t0, cancelled: Make.t0 + 5)]),
@@ -54,7 +54,7 @@ struct CreditListingTests {
 
     @Test(arguments: ["x", "!!!", "MTIz"])
     func aCursorTheLedgerDidNotMakeIsABadRequest(_ cursor: String) async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         await #expect(throws: LedgerFailure.badRequest("after is not a cursor of this list")) {
             try await Self.page(ledger, "u-1", after: cursor)
         }

@@ -20,8 +20,8 @@ struct EntitlementKindTests {
         return transaction
     }
 
-    @Test func withACatalogNonConsumablesAndNonRenewingAreListedAndConsumablesAreNot() async throws {
-        let ledger = try LedgerFixture(catalog: Self.catalog)
+    @Test(arguments: StoreKind.allCases) func withACatalogNonConsumablesAndNonRenewingAreListedAndConsumablesAreNot(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store, catalog: Self.catalog)
         let outcome = try await ledger.record(
             "u-1",
             Make.result([
@@ -55,8 +55,8 @@ struct EntitlementKindTests {
         #expect(later.access?.map(\.name) == ["no_ads"])
     }
 
-    @Test func aRefundedNonConsumableIsRevokedAndUnlocksNothing() async throws {
-        let ledger = try LedgerFixture(catalog: Self.catalog)
+    @Test(arguments: StoreKind.allCases) func aRefundedNonConsumableIsRevokedAndUnlocksNothing(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store, catalog: Self.catalog)
         _ = try await ledger.record("u-1", Make.result([Self.oneOff("1", product: "com.example.removeads", purchased: t0)]), at: t0)
         let refunded = try await ledger.record(
             "u-1", Make.result([Self.oneOff("1", product: "com.example.removeads", purchased: t0, cancelled: t0 + 5)]),
@@ -66,8 +66,8 @@ struct EntitlementKindTests {
         #expect(refunded.access.isEmpty)
     }
 
-    @Test func storeKitsTypeListsAOneOffWithoutACatalogAndBeatsTheCatalog() async throws {
-        let plain = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func storeKitsTypeListsAOneOffWithoutACatalogAndBeatsTheCatalog(_ store: StoreKind) async throws {
+        let plain = try await LedgerFixture(store)
         let outcome = try await plain.record(
             "u-1", Make.result([Self.oneOff("1", product: "com.example.lifetime", purchased: t0, kind: .nonConsumable)]), at: t0)
         #expect(outcome.entitlements.map(\.kind) == [.nonConsumable])
@@ -76,35 +76,35 @@ struct EntitlementKindTests {
         // The catalog calls removeads a consumable by mistake; StoreKit 2 knows better.
         var catalog = Self.catalog
         catalog.products["com.example.removeads"] = .init(kind: .consumable)
-        let ledger = try LedgerFixture(catalog: catalog)
+        let ledger = try await LedgerFixture(store, catalog: catalog)
         let signed = try await ledger.record(
             "u-1", Make.result([Self.oneOff("9", product: "com.example.removeads", purchased: t0, kind: .nonConsumable)]), at: t0)
         #expect(signed.entitlements.map(\.kind) == [.nonConsumable])
     }
 
-    @Test func withoutACatalogAOneOffOfUnknownKindIsNotListed() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func withoutACatalogAOneOffOfUnknownKindIsNotListed(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let outcome = try await ledger.record("u-1", Make.result([Self.oneOff("1", product: "com.example.removeads", purchased: t0)]), at: t0)
         #expect(outcome.granted.count == 1)
         #expect(outcome.entitlements.isEmpty)
     }
 
-    @Test func aRealStoreKit2NonConsumableCarriesItsType() async throws {
+    @Test(arguments: StoreKind.allCases) func aRealStoreKit2NonConsumableCarriesItsType(_ store: StoreKind) async throws {
         var claims = NotificationV2Tests().transaction(0)
         claims["type"] = "Non-Consumable"
         claims["productId"] = "com.example.removeads"
         claims.removeValue(forKey: "expiresDate")
         let result = try await NotificationV2Tests.reader.transaction(try NotificationV2Tests.sign(claims), nowMs: t0)
         #expect(result.transactions.first?.kind == .nonConsumable)
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture(store)
         let outcome = try await ledger.record("u-1", result, at: t0)
         #expect(outcome.entitlements.map(\.kind) == [.nonConsumable])
         let stored = try await ledger.store.read { try $0.transaction(TransactionKey(.sandbox, NotificationV2Tests.otid)) }
         #expect(stored?.kind == .nonConsumable)
     }
 
-    @Test func anAutoRenewableNamesTheProductItRenewsTo() async throws {
-        let ledger = try LedgerFixture(catalog: Self.catalog)
+    @Test(arguments: StoreKind.allCases) func anAutoRenewableNamesTheProductItRenewsTo(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store, catalog: Self.catalog)
         var pending = Make.pending("5")
         pending.autoRenewProductID = "com.example.pro.yearly"
         let outcome = try await ledger.record("u-1", Make.result(Make.renewals("5", count: 1), pending: [pending]), at: t0 + 1)

@@ -9,7 +9,7 @@ import Testing
 struct GroupCommitterDeadlineTests {
     @Test("Defect 11: a record whose deadline passed while it waited is refused and writes nothing")
     func workPastItsDeadlineIsNotStarted() async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         let now = Mutex<Int64>(Make.t0)
         let committer = GroupCommitter(
             store: ledger.store, rules: ledger.rules, clock: { now.withLock { $0 } }, logger: Logger(label: "test"),

@@ -37,9 +37,9 @@ struct IdempotencyRuleTests {
         return outcome
     }
 
-    @Test("Defect 11: the retry with the same key gets the first answer, granted included; nothing is recorded twice")
-    func theSameKeyGetsTheFirstAnswer() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 11: the retry with the same key gets the first answer, granted included; nothing is recorded twice", arguments: StoreKind.allCases)
+    func theSameKeyGetsTheFirstAnswer(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let result = Make.result(Make.renewals("1000", count: 2))
         let first = try await Self.record(ledger, Self.request("u-1", result, key: Self.key()), at: Make.t0)
         #expect(first.granted.map(\.transactionID) == ["1000", "1000-1"])
@@ -59,8 +59,8 @@ struct IdempotencyRuleTests {
         #expect(plain.alreadyGranted == ["1000", "1000-1"])
     }
 
-    @Test func theSameKeyWithAnotherBodyIsRefusedAndChangesNothing() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func theSameKeyWithAnotherBodyIsRefusedAndChangesNothing(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await Self.record(ledger, Self.request("u-1", Make.result(Make.renewals("1000", count: 1)), key: Self.key()), at: Make.t0)
         let head = try await ledger.headSeq()
         let other = Self.request("u-1", Make.result(Make.renewals("2000", count: 1)), key: Self.key(body: "body-b"))
@@ -71,8 +71,8 @@ struct IdempotencyRuleTests {
         #expect(try await ledger.store.read { try $0.transaction(TransactionKey(.sandbox, "2000")) } == nil)
     }
 
-    @Test func aKeyIsScopedToItsAPIKey() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aKeyIsScopedToItsAPIKey(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await Self.record(ledger, Self.request("u-1", Make.result(Make.renewals("1000", count: 1)), key: Self.key()), at: Make.t0)
         var otherScope = Self.key(body: "body-b")
         otherScope.scope = String(repeating: "b", count: 64)
@@ -82,8 +82,8 @@ struct IdempotencyRuleTests {
         #expect(outcome.granted.map(\.transactionID) == ["2000"])
     }
 
-    @Test func aKeyOlderThan24HoursIsForgottenAndPruned() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aKeyOlderThan24HoursIsForgottenAndPruned(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let result = Make.result(Make.renewals("1000", count: 1))
         _ = try await Self.record(ledger, Self.request("u-1", result, key: Self.key()), at: Make.t0)
         let later = try await Self.record(ledger, Self.request("u-1", result, key: Self.key()), at: Make.t0 + Self.day)
@@ -96,7 +96,7 @@ struct IdempotencyRuleTests {
 
     @Test(arguments: ["", String(repeating: "k", count: 256), "tab\there", "é"])
     func aKeyOutsidePrintableASCIIIsABadRequest(_ text: String) async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         var key = Self.key()
         key.key = text
         await #expect(throws: LedgerFailure.self) {

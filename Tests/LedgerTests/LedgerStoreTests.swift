@@ -27,10 +27,10 @@ struct LedgerStoreTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
-            let ledger = try LedgerFixture(store: try SQLiteLedgerStore.open(directory: directory))
+            let ledger = try await LedgerFixture(store: try SQLiteLedgerStore.open(directory: directory))
             _ = try await ledger.record("u-1", Make.result(Make.renewals("1000", count: 2)), at: t0)
         }
-        let reopened = try LedgerFixture(store: try SQLiteLedgerStore.open(directory: directory))
+        let reopened = try await LedgerFixture(store: try SQLiteLedgerStore.open(directory: directory))
         #expect(try await reopened.headSeq() == 2)
         let replay = try await reopened.record("u-1", Make.result(Make.renewals("1000", count: 2)), at: t0)
         #expect(replay.alreadyGranted.count == 2)
@@ -64,7 +64,7 @@ struct LedgerStoreTests {
     }
 
     @Test func eventsAreStoredWithTheirChangeAndReplayInOrder() async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         for index in 0..<10 {
             _ = try await ledger.record(
                 "u-\(index)", Make.result([Make.transaction("t\(index)", purchased: t0)]), at: t0, requestID: "r\(index)")
@@ -78,7 +78,7 @@ struct LedgerStoreTests {
     }
 
     @Test func pruningKeepsTheNewestEventSoTheHeadSurvives() async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         for index in 0..<5 {
             _ = try await ledger.record("u", Make.result([Make.transaction("t\(index)", purchased: t0)]), at: t0 + Int64(index))
         }

@@ -8,8 +8,8 @@ struct MaintenanceRuleTests {
     let t0 = Make.t0
     let minute = Make.minute
 
-    @Test func anExpiredSubscriptionGetsOneExpiredEventPerExpiry() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func anExpiredSubscriptionGetsOneExpiredEventPerExpiry(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await ledger.record(
             "u-1", Make.result(Make.renewals("1000", count: 1), pending: [Make.pending("1000", autoRenew: false, intent: 1)]),
             at: t0)
@@ -30,8 +30,8 @@ struct MaintenanceRuleTests {
         #expect(second == 1)
     }
 
-    @Test func graceDelaysTheExpiredEvent() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func graceDelaysTheExpiredEvent(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await ledger.record(
             "u-1",
             Make.result(Make.renewals("1000", count: 1), pending: [Make.pending("1000", billingRetry: true, grace: t0 + 9 * minute)]),
@@ -42,8 +42,8 @@ struct MaintenanceRuleTests {
         #expect(after == 1)
     }
 
-    @Test func lapsedAutoRenewingSubscriptionsAreClaimedWithBackoff() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func lapsedAutoRenewingSubscriptionsAreClaimedWithBackoff(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await ledger.record("u-1", Make.result(Make.renewals("1000", count: 1), pending: [Make.pending("1000")]), at: t0)
         _ = try await ledger.record(
             "u-2", Make.result(Make.renewals("2000", count: 1), pending: [Make.pending("2000", autoRenew: false)]), at: t0)
@@ -64,8 +64,8 @@ struct MaintenanceRuleTests {
         #expect(MaintenanceRules.refreshBackoffMs(attempt: 40) == 24 * 60 * minute)
     }
 
-    @Test func aRefreshResultCreditsTheOwnerAndRenews() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aRefreshResultCreditsTheOwnerAndRenews(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         _ = try await ledger.record("u-1", Make.result(Make.renewals("1000", count: 1), pending: [Make.pending("1000")]), at: t0)
         _ = try await ledger.apply(.claimRefreshes(limit: 10), at: t0 + 6 * minute)
         let head = try await ledger.headSeq()

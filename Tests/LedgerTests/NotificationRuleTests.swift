@@ -10,7 +10,7 @@ struct NotificationRuleTests {
 
     /// A user holding subscription 1000 with two 5-minute periods (expires t0+10 min).
     func subscribed(_ pending: [PendingRenewal] = [Make.pending("1000")]) async throws -> LedgerFixture {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         _ = try await ledger.record(
             "u-1", Make.result(Make.renewals("1000", count: 2), pending: pending, requestDate: t0), at: t0 + minute)
         return ledger
@@ -35,8 +35,8 @@ struct NotificationRuleTests {
         #expect(outcome.alreadyGranted.count == 3)
     }
 
-    @Test func initialBuyBeforeAnyUserIsKeptUnclaimedThenCreditedToTheFirstUser() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func initialBuyBeforeAnyUserIsKeptUnclaimedThenCreditedToTheFirstUser(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let purchase = Make.renewals("1000", count: 1)
         #expect(try await ledger.notify(Make.notification("INITIAL_BUY", otid: "1000", transactions: purchase, pending: [Make.pending("1000")]), at: t0))
         #expect(try await ledger.headSeq() == 0, "nobody to credit yet")
@@ -199,8 +199,8 @@ struct NotificationRuleTests {
         #expect(try await ledger.subscription("1000")?.autoRenew == false)
     }
 
-    @Test func aNotificationWithoutIdOrPurchaseIsRefused() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aNotificationWithoutIdOrPurchaseIsRefused(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         await #expect(throws: LedgerFailure.self) {
             _ = try await ledger.notify(Make.notification("DID_RENEW", id: "", otid: "1000"), at: t0)
         }

@@ -70,7 +70,7 @@ struct NotificationV2Tests {
 
     /// u-1 holds subscription 2000, first period (t0 to t0+5 min), presented as a StoreKit 2 transaction.
     func subscribed() async throws -> LedgerFixture {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         let result = try await Self.reader.transaction(try Self.sign(transaction(0)), nowMs: t0)
         let outcome = try await ledger.record("u-1", result, at: t0 + minute)
         #expect(outcome.granted.map(\.transactionID) == [Self.otid])
@@ -81,8 +81,8 @@ struct NotificationV2Tests {
         try await ledger.entitlements("u-1", at: time).first
     }
 
-    @Test func subscribedBeforeTheAppReportsItIsKeptUnclaimedThenCreditedOnce() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func subscribedBeforeTheAppReportsItIsKeptUnclaimedThenCreditedOnce(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         #expect(try await ledger.notify(try await notification("SUBSCRIBED", "INITIAL_BUY", signed: t0, transaction: transaction(0), renewal: renewal()), at: t0))
         #expect(try await ledger.headSeq() == 0, "nobody to credit yet")
         let result = try await Self.reader.transaction(try Self.sign(transaction(0)), nowMs: t0)

@@ -32,7 +32,7 @@ struct RealReceiptTests {
         "status0-ios7-autorenew-42-inapp-anonymized.json", "status0-sandbox-upgrade-pair-revenuecat.json",
     ])
     func aRealReceiptIsGrantedOnceAndItsExpiryIsTheGreatest(_ name: String) async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         let result = try Self.result(name)
         let first = try await ledger.record("u-1", result, at: Make.t0)
         let live = result.transactions.filter { !$0.hasCancellationDateMs || $0.isUpgraded }

@@ -8,8 +8,8 @@ struct RecordRuleTests {
     let t0 = Make.t0
     let minute = Make.minute
 
-    @Test func grantsEachTransactionOnceAndAReplayGrantsNothing() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func grantsEachTransactionOnceAndAReplayGrantsNothing(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let receipt = Make.result(Make.renewals("1000", count: 3) + [Make.transaction("2000", purchased: t0)])
         let first = try await ledger.record("u-1", receipt, at: t0 + 20 * minute)
         #expect(Set(first.granted.map(\.transactionID)) == ["1000", "1000-1", "1000-2", "2000"])
@@ -24,8 +24,8 @@ struct RecordRuleTests {
         #expect(try await ledger.headSeq() == 4, "a replay writes no event")
     }
 
-    @Test func expiryIsTheGreatestOverAllTransactionsWhateverTheirOrder() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func expiryIsTheGreatestOverAllTransactionsWhateverTheirOrder(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let renewals = Make.renewals("1000", count: 5)
         let outcome = try await ledger.record("u-1", Make.result(renewals.reversed()), at: t0)
         #expect(outcome.entitlements.count == 1)
@@ -34,8 +34,8 @@ struct RecordRuleTests {
         #expect(outcome.entitlements[0].active)
     }
 
-    @Test func aStaleReceiptNeverShortensTheSubscription() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aStaleReceiptNeverShortensTheSubscription(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let renewals = Make.renewals("1000", count: 4)
         _ = try await ledger.record("u-1", Make.result(renewals, requestDate: t0 + 16 * minute), at: t0 + 16 * minute)
         let stale = try await ledger.record(
@@ -44,8 +44,8 @@ struct RecordRuleTests {
         #expect(stale.entitlements.first?.state == .active)
     }
 
-    @Test func aStaleReceiptDoesNotOverwriteNewerRenewalInfo() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aStaleReceiptDoesNotOverwriteNewerRenewalInfo(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let renewals = Make.renewals("1000", count: 2)
         _ = try await ledger.record(
             "u-1", Make.result(renewals, pending: [Make.pending("1000", autoRenew: false)], requestDate: t0 + 9 * minute),
@@ -56,8 +56,8 @@ struct RecordRuleTests {
         #expect(try await ledger.subscription("1000")?.autoRenew == false)
     }
 
-    @Test func aRefundAfterAGrantRevokesItAndEndsTheSubscription() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aRefundAfterAGrantRevokesItAndEndsTheSubscription(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let purchase = Make.transaction("1000", purchased: t0, expires: t0 + 30 * minute)
         _ = try await ledger.record("u-1", Make.result([purchase]), at: t0 + minute)
         var refunded = purchase
@@ -79,8 +79,8 @@ struct RecordRuleTests {
         #expect(try await ledger.headSeq() == 2, "a refund is revoked once")
     }
 
-    @Test func aRefundedTransactionIsNeverGrantedEvenByAStaleReceipt() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aRefundedTransactionIsNeverGrantedEvenByAStaleReceipt(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let purchase = Make.transaction("1000", purchased: t0)
         var refunded = purchase
         refunded.cancellationDateMs = t0 + minute
@@ -93,8 +93,8 @@ struct RecordRuleTests {
         #expect(try await ledger.headSeq() == 0)
     }
 
-    @Test func anUpgradeIsNotARefund() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func anUpgradeIsNotARefund(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let basic = Make.transaction(
             "1000", product: "basic.monthly", purchased: t0, expires: t0 + 30 * minute, cancelled: t0 + 10 * minute,
             upgraded: true)
@@ -110,8 +110,8 @@ struct RecordRuleTests {
         #expect(try await ledger.topics().contains("transaction.revoked") == false)
     }
 
-    @Test func anUpgradeLearnedLaterKeepsTheSubscriptionActive() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func anUpgradeLearnedLaterKeepsTheSubscriptionActive(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let basic = Make.transaction("1000", product: "basic.monthly", purchased: t0, expires: t0 + 30 * minute)
         _ = try await ledger.record("u-1", Make.result([basic]), at: t0 + minute)
         var replaced = basic
@@ -125,8 +125,8 @@ struct RecordRuleTests {
         #expect(try await ledger.topics() == ["transaction.granted", "transaction.granted", "subscription.renewed", "subscription.changed"])
     }
 
-    @Test func oneOffPurchasesAreGrantedButAreNotSubscriptions() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func oneOffPurchasesAreGrantedButAreNotSubscriptions(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let outcome = try await ledger.record(
             "u-1", Make.result([Make.transaction("c1", product: "coins.100", purchased: t0)]), at: t0)
         #expect(outcome.granted.map(\.productID) == ["coins.100"])
@@ -134,8 +134,8 @@ struct RecordRuleTests {
         #expect(outcome.entitlements.isEmpty)
     }
 
-    @Test func environmentsAreSeparateKeySpaces() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func environmentsAreSeparateKeySpaces(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let purchase = Make.transaction("1000", purchased: t0)
         let sandbox = try await ledger.record("u-1", Make.result([purchase], environment: .sandbox), at: t0)
         let production = try await ledger.record("u-1", Make.result([purchase], environment: .production), at: t0)
@@ -145,7 +145,7 @@ struct RecordRuleTests {
 
     @Test(arguments: ["", String(repeating: "u", count: 129), "u\u{0}1", "line\nbreak"])
     func badUserIDsAreRefusedAndChangeNothing(_ user: String) async throws {
-        let ledger = try LedgerFixture()
+        let ledger = try await LedgerFixture()
         await #expect(throws: LedgerFailure.self) {
             _ = try await ledger.record(user, Make.result([Make.transaction("1000", purchased: t0)]), at: t0)
         }
@@ -153,15 +153,15 @@ struct RecordRuleTests {
         #expect(try await ledger.owner("1000") == nil)
     }
 
-    @Test func longestAllowedUserIDIsAccepted() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func longestAllowedUserIDIsAccepted(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let user = String(repeating: "é", count: 128)
         let outcome = try await ledger.record(user, Make.result([Make.transaction("1000", purchased: t0)]), at: t0)
         #expect(outcome.granted.count == 1)
     }
 
-    @Test func aReceiptWithoutPurchasesOrEnvironmentIsRefused() async throws {
-        let ledger = try LedgerFixture()
+    @Test(arguments: StoreKind.allCases) func aReceiptWithoutPurchasesOrEnvironmentIsRefused(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         await #expect(throws: LedgerFailure.noPurchases) {
             _ = try await ledger.record("u-1", Make.result([]), at: t0)
         }

@@ -14,9 +14,9 @@ struct TransactionDefectTests {
     let t0 = Make.t0
     let minute = Make.minute
 
-    @Test("Defect 6: a transaction first stored without an expiry gains it, and its subscription appears")
-    func aLaterExpiryIsStored() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 6: a transaction first stored without an expiry gains it, and its subscription appears", arguments: StoreKind.allCases)
+    func aLaterExpiryIsStored(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         // Apple's in_app entry of the fixture's first renewal, first seen without its expiry
         // (a notification's transaction, or an iOS 6 style receipt).
         let bare = Make.transaction("1000000692878476", product: "com.revenuecat.monthly_4.99.1_week_intro", purchased: t0)
@@ -30,9 +30,9 @@ struct TransactionDefectTests {
         #expect(entitlement.state == .active)
     }
 
-    @Test("Defect 7: is_upgraded learned later without a cancellation date ends the upgraded-from transaction at the upgrade")
-    func aLaterUpgradeIsStored() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 7: is_upgraded learned later without a cancellation date ends the upgraded-from transaction at the upgrade", arguments: StoreKind.allCases)
+    func aLaterUpgradeIsStored(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let year: Int64 = 365 * 24 * 60 * minute
         let annual = Make.transaction("1000000696553650", otid: "1000000692878476", product: "com.revenuecat.annual_39.99.2_week_intro",
             purchased: t0, expires: t0 + year)

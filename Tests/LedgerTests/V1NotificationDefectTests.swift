@@ -52,9 +52,9 @@ struct V1NotificationDefectTests {
         body["unified_receipt"] = unified
     }
 
-    @Test("Defect 3: a DID_FAIL_TO_RENEW with grace is applied though its auto-renew change date is older than what is stored")
-    func billingRetryWithGraceIsNotIgnored() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 3: a DID_FAIL_TO_RENEW with grace is applied though its auto-renew change date is older than what is stored", arguments: StoreKind.allCases)
+    func billingRetryWithGraceIsNotIgnored(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         var body = try Self.body()
         // The user presents the receipt after the auto-renew toggle.
         _ = try await ledger.record("u-1", try Self.receipt(body, requestDate: Self.toggled + 30_000), at: Self.toggled + 31_000)
@@ -76,9 +76,9 @@ struct V1NotificationDefectTests {
         #expect(try await ledger.subscription(Self.otid)?.autoRenew == true)
     }
 
-    @Test("Defect 3: a REVOKE is dated when it was received, not at the last auto-renew toggle")
-    func revokeIsNotBackdated() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 3: a REVOKE is dated when it was received, not at the last auto-renew toggle", arguments: StoreKind.allCases)
+    func revokeIsNotBackdated(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         var body = try Self.body()
         _ = try await ledger.record("u-1", try Self.receipt(body, requestDate: Self.toggled + 30_000), at: Self.toggled + 31_000)
         body["notification_type"] = "REVOKE"
@@ -89,9 +89,9 @@ struct V1NotificationDefectTests {
         #expect(revoked.allSatisfy { $0.cancellationDateMs == receivedAt })
     }
 
-    @Test("Defect 3: an auto-renew status older than a stored statement does not override it")
-    func anOldToggleDoesNotOverrideANewerReceipt() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 3: an auto-renew status older than a stored statement does not override it", arguments: StoreKind.allCases)
+    func anOldToggleDoesNotOverrideANewerReceipt(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         var body = try Self.body()
         var newer = try Self.receipt(body, requestDate: Self.toggled + 50_000)
         newer.pendingRenewals[0].autoRenewStatus = true  // turned back on after the toggle
@@ -131,9 +131,9 @@ struct V1NotificationDefectTests {
         return body
     }
 
-    @Test("Defect 4: with two groups, the auto-renew change lands on the subscription of auto_renew_product_id")
-    func theSubjectIsMatchedByProduct() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 4: with two groups, the auto-renew change lands on the subscription of auto_renew_product_id", arguments: StoreKind.allCases)
+    func theSubjectIsMatchedByProduct(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         let body = try Self.twoGroups()
         let notification = try Self.decode(body, receivedAt: Self.toggled + 60_000)
         #expect(notification.originalTransactionID == Self.otid)
@@ -144,9 +144,9 @@ struct V1NotificationDefectTests {
         #expect(try await ledger.subscription("1000000800000001")?.autoRenew == true, "the other group is untouched")
     }
 
-    @Test("Defect 4: a REVOKE about no single subscription revokes nothing, and says so")
-    func anAmbiguousSubjectChangesNoSubscription() async throws {
-        let ledger = try LedgerFixture()
+    @Test("Defect 4: a REVOKE about no single subscription revokes nothing, and says so", arguments: StoreKind.allCases)
+    func anAmbiguousSubjectChangesNoSubscription(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store)
         var body = try Self.twoGroups()
         body.removeValue(forKey: "auto_renew_product_id")
         body["notification_type"] = "REVOKE"

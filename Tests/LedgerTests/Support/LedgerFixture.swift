@@ -1,17 +1,36 @@
 import Contracts
 import Foundation
+import Logging
+import PostgresTestServer
 import StorekeeperCore
+import Testing
 
 @testable import Ledger
 
-/// An in-memory ledger driven straight through its rules, one unit per commit,
-/// at a time the test chooses.
+/// The stores every rule test runs on: the same rules must give the same answers on both.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+}
+
+/// A ledger driven straight through its rules, one unit per commit, at a time
+/// the test chooses: SQLite in memory, or a new database on the tests'
+/// PostgreSQL server (whose events are numbered after each commit, as the
+/// elected sequencer numbers them).
 struct LedgerFixture {
-    let store: SQLiteLedgerStore
+    let store: any LedgerStore
     let rules: LedgerRules
 
-    init(policy: BindingPolicy = .transfer, store: SQLiteLedgerStore? = nil, catalog: ProductCatalog? = nil) throws {
-        self.store = try store ?? SQLiteLedgerStore.inMemory()
+    init(
+        _ kind: StoreKind = .sqlite, policy: BindingPolicy = .transfer, store: SQLiteLedgerStore? = nil,
+        catalog: ProductCatalog? = nil
+    ) async throws {
+        switch kind {
+        case .sqlite: self.store = try store ?? SQLiteLedgerStore.inMemory()
+        case .postgres:
+            let url = try await PostgresTestServer.shared().newDatabase()
+            self.store = try await PostgresLedgerStore.open(url: url, logger: Logger(label: "test"), readers: 1)
+        }
         self.rules = LedgerRules(policy: policy, catalog: catalog)
     }
 
@@ -20,6 +39,7 @@ struct LedgerFixture {
         let outcomes = try await store.commit(units: 1) { _, session in
             try rules.apply(work, requestID: requestID, now: now, session: session)
         }
+        if let postgres = store as? PostgresLedgerStore { try await postgres.numberPendingEvents() }
         return try outcomes[0].result.get()
     }
 

@@ -59,9 +59,14 @@ final class BlockingPostgresConnection: Sendable {
         try query(sql, binds).metadata.rows ?? 0
     }
 
-    /// Runs `sql`, which may hold several statements and no parameters (schema migrations).
-    func simpleQuery(_ sql: String) throws {
-        _ = try connection.simpleQuery(sql).wait()
+    /// Runs `script`: statements without parameters, each ending with `;` at the end of a line
+    /// (schema migrations; the extended protocol takes one statement at a time).
+    func run(script: String) throws {
+        for statement in script.components(separatedBy: ";\n") {
+            let lines = statement.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }
+            let sql = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            if !sql.isEmpty { try query(sql.hasSuffix(";") ? String(sql.dropLast()) : sql) }
+        }
     }
 
     func close() {

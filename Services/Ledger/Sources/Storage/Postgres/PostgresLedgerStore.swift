@@ -42,6 +42,10 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
     }
 
     deinit {
+        // Without waiting (a deinit may run on an event loop), each connection kept until it is closed.
+        for db in idleReaders.withLock({ $0 }) + [writer.withLock { $0 }].compactMap({ $0 }) {
+            db.connection.close().whenComplete { _ in _ = db }
+        }
         writerThreads.shutdownGracefully { _ in }
         readerThreads.shutdownGracefully { _ in }
     }
@@ -186,6 +190,16 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
             let db = try BlockingPostgresConnection.connect(self.url, logger: self.logger)
             defer { db.close() }
             return try body(db)
+        }
+    }
+
+    /// Numbers the events committed so far, as the elected sequencer does, on the
+    /// writer's connection (tests of the rules, which run no sequencer).
+    func numberPendingEvents() async throws {
+        _ = try await writerThreads.runIfActive {
+            let db = try self.writerConnection()
+            let head = try db.query("SELECT COALESCE(MAX(seq), 0) FROM events").rows.first?.makeRandomAccess().int(0) ?? 0
+            return try EventSequencer.number(db, after: UInt64(head)).1
         }
     }
 

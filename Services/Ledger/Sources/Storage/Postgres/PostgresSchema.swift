@@ -35,7 +35,7 @@ enum PostgresSchema {
         for migration in migrations where !applied.contains(migration.version) {
             try db.query("BEGIN")
             do {
-                try db.simpleQuery(migration.sql)
+                try db.run(script: migration.sql)
                 try db.query(
                     "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                     [.int(Int64(migration.version)), .text(migration.name)])
