@@ -234,6 +234,7 @@ let package = Package(
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
                 "PostgresTestServer", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LedgerTests", swiftSettings: strict),
         .testTarget(

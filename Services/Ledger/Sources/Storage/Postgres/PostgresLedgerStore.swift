@@ -95,26 +95,53 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
         return outcomes
     }
 
+    /// The group in one transaction; when another ledger held the same rows, each
+    /// unit in a transaction of its own (a group re-run whole would keep meeting
+    /// the other ledger's group), each re-run on conflict with a jittered pause.
     private func commitRetrying<Output: Sendable>(
         units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> ([UnitOutcome<Output>], Bool) {
+        do {
+            return try commitWithRetries(attempts: 1) { db in try commitOnce(db, units: 0..<units, apply) }
+        } catch is Conflict {
+            // Unit by unit below.
+        }
+        var outcomes: [UnitOutcome<Output>] = []
+        var wroteEvents = false
+        for unit in 0..<units {
+            let (unitOutcomes, wrote) = try commitWithRetries(attempts: Self.maxAttempts) { db in
+                try commitOnce(db, units: unit..<unit + 1, apply)
+            }
+            outcomes += unitOutcomes
+            wroteEvents = wroteEvents || wrote
+        }
+        return (outcomes, wroteEvents)
+    }
+
+    /// Serialization failures past the attempts allowed.
+    private struct Conflict: Error {}
+
+    private func commitWithRetries<Result>(
+        attempts: Int, _ body: (BlockingPostgresConnection) throws -> Result
+    ) throws -> Result {
         var attempt = 1
         while true {
             let db = try writerConnection()
             do {
-                return try commitOnce(db, units: units, apply)
+                return try body(db)
             } catch {
                 _ = try? db.query("ROLLBACK")
                 switch PostgresFailureKind(error) {
-                case .conflict where attempt < Self.maxAttempts:
+                case .conflict:
                     metrics.conflict()
+                    guard attempt < attempts else { throw attempts == 1 ? Conflict() : error }
                     // Another ledger holds the same rows: step aside a random while, then run again.
-                    usleep(UInt32.random(in: 0...UInt32(min(50_000, 1_000 << attempt))))
+                    usleep(UInt32.random(in: 0...UInt32(min(50_000, 500 << attempt))))
                     attempt += 1
                 case .connectionLost:
                     dropWriter()
                     throw error
-                default:
+                case .other:
                     throw error
                 }
             }
@@ -122,13 +149,13 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
     }
 
     private func commitOnce<Output: Sendable>(
-        _ db: BlockingPostgresConnection, units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        _ db: BlockingPostgresConnection, units: Range<Int>, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> ([UnitOutcome<Output>], Bool) {
         try db.query("BEGIN ISOLATION LEVEL REPEATABLE READ")
         let session = PostgresLedgerSession(db: db)
         var outcomes: [UnitOutcome<Output>] = []
-        outcomes.reserveCapacity(units)
-        for unit in 0..<units {
+        outcomes.reserveCapacity(units.count)
+        for unit in units {
             try db.query("SAVEPOINT unit")
             let wroteBefore = session.appendedEvents
             do {
