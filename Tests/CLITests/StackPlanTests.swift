@@ -4,10 +4,41 @@ import Testing
 @testable import StorekeeperCore
 
 @Suite struct StackPlanTests {
-    private func plan(_ variables: [String: String], simulator: Bool, verifiers: Int = 2) throws -> StackPlan {
+    private func plan(
+        _ variables: [String: String], simulator: Bool, verifiers: Int = 2, scale: StackPlan.Scale? = nil
+    ) throws -> StackPlan {
         StackPlan(
-            configuration: try StorekeeperConfiguration(reader: EnvironmentReader(variables)), verifiers: verifiers,
-            withSimulator: simulator, demoSecret: "demo-secret", simulatorRootFile: "/tmp/sim-root.pem")
+            configuration: try StorekeeperConfiguration(reader: EnvironmentReader(variables)),
+            scale: scale ?? .init(verifiers: verifiers), withSimulator: simulator, demoSecret: "demo-secret",
+            simulatorRootFile: "/tmp/sim-root.pem")
+    }
+
+    @Test func aScaledStackGivesEachLedgerAndGatewayItsOwnPortsAndConnectsEveryoneToEveryone() throws {
+        let url = "postgres://sk:pw@127.0.0.1:5432/sk"
+        let plan = try plan(
+            [:], simulator: true, scale: .init(verifiers: 3, ledgers: 2, gateways: 2, databaseURL: url))
+        #expect(
+            plan.members.map(\.name) == [
+                "sim", "ledger-1", "ledger-2", "verifier-1", "verifier-2", "verifier-3", "gateway-1", "gateway-2",
+            ])
+        let ledgers = plan.members.filter { $0.executable == "storekeeper-ledger" }
+        #expect(ledgers.map { $0.environment["STOREKEEPER_LEDGER_ENDPOINT"] } == ["tcp://127.0.0.1:7422", "tcp://127.0.0.1:7522"])
+        #expect(ledgers.allSatisfy { $0.environment["STOREKEEPER_DATABASE_URL"] == url })
+        #expect(ledgers.map { $0.environment["STOREKEEPER_REFRESH_PER_MINUTE"] } == [nil, "0"], "one ledger refreshes")
+        let gateways = plan.members.filter { $0.executable == "storekeeper-gateway" }
+        #expect(gateways.map { $0.environment["STOREKEEPER_HTTP_ADDR"] } == ["127.0.0.1:8080", "127.0.0.1:8081"])
+        #expect(gateways.map { $0.environment["STOREKEEPER_VERIFIER_ENDPOINT"] } == ["tcp://127.0.0.1:7421", "tcp://127.0.0.1:7521"])
+        #expect(gateways.allSatisfy { $0.environment["STOREKEEPER_LEDGER_ENDPOINT"] == "tcp://127.0.0.1:7422,tcp://127.0.0.1:7522" })
+        for verifier in plan.members where verifier.executable == "storekeeper-verifier" {
+            #expect(verifier.environment["STOREKEEPER_VERIFIER_ENDPOINT"] == "tcp://127.0.0.1:7421,tcp://127.0.0.1:7521")
+        }
+        #expect(plan.gatewayURLs == ["http://127.0.0.1:8080", "http://127.0.0.1:8081"])
+    }
+
+    @Test func anUnscaledStackSetsNoEndpointOfItsOwn() throws {
+        let plan = try plan([:], simulator: false)
+        #expect(plan.members.allSatisfy { $0.environment["STOREKEEPER_LEDGER_ENDPOINT"] == nil })
+        #expect(plan.members.map(\.name) == ["ledger", "verifier-1", "verifier-2", "gateway"])
     }
 
     @Test func startsSimulatorFirstAndGatewayLastAndPointsVerifiersAtTheSimulator() throws {

@@ -160,5 +160,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -14,6 +14,15 @@ struct UpCommand: AsyncParsableCommand {
     @Option(help: "How many verifier processes to start.")
     var verifiers = 2
 
+    @Option(help: "How many ledger processes to start (more than one needs PostgreSQL: --database-url).")
+    var ledgers = 1
+
+    @Option(help: "How many gateway processes to start (the HTTP port of each next one is one higher).")
+    var gateways = 1
+
+    @Option(help: "The ledgers' PostgreSQL, as STOREKEEPER_DATABASE_URL takes it (default: that variable; unset: SQLite).")
+    var databaseURL: String?
+
     @Flag(help: "Also start storekeeper-sim and point the verifiers at it instead of Apple.")
     var sim = false
 
@@ -22,6 +31,12 @@ struct UpCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...64).contains(verifiers) else { throw ValidationError("--verifiers must be between 1 and 64") }
+        guard (1...16).contains(ledgers) else { throw ValidationError("--ledgers must be between 1 and 16") }
+        guard (1...16).contains(gateways) else { throw ValidationError("--gateways must be between 1 and 16") }
+        if let databaseURL {
+            // Checked here so a bad URL stops before anything starts; the message never shows the password.
+            do { _ = try DatabaseURL(parsing: databaseURL) } catch { throw ValidationError("--database-url: \(error.reason)") }
+        }
     }
 
     func run() async throws {
@@ -30,6 +45,11 @@ struct UpCommand: AsyncParsableCommand {
             configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
             // With the simulator, its bundle stands in (StackPlan); without, the gateway and verifiers need one.
             if !sim { try configuration.apple.requireBundleIDs() }
+            if ledgers > 1, databaseURL == nil, configuration.ledger.databaseURL == nil {
+                throw ConfigurationError(
+                    variable: ConfigurationVariable.databaseURL.rawValue,
+                    reason: "several ledgers share one PostgreSQL: set it or pass --database-url (SQLite is one ledger's own file)")
+            }
         } catch {
             print("configuration error: \(error)")
             throw ExitCode(ProcessLauncher.configurationErrorStatus)
@@ -50,7 +70,9 @@ struct UpCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: runDirectory) }
         let supervisor = StackSupervisor(
             plan: StackPlan(
-                configuration: configuration, verifiers: verifiers, withSimulator: sim,
+                configuration: configuration,
+                scale: .init(verifiers: verifiers, ledgers: ledgers, gateways: gateways, databaseURL: databaseURL),
+                withSimulator: sim,
                 demoSecret: (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined(),
                 simulatorRootFile: simulatorRoot.path),
             binaryDirectory: directory, logger: logger)

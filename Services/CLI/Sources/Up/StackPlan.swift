@@ -14,8 +14,18 @@ struct StackPlan: Equatable {
 
     /// Start order; stopped in reverse.
     let members: [Member]
-    /// Where the gateway answers: the `ready` line and /readyz.
-    let gatewayURL: String
+    /// Where the first gateway answers: the `ready` line and /readyz.
+    var gatewayURL: String { gatewayURLs[0] }
+    /// Every gateway's URL, first one first.
+    let gatewayURLs: [String]
+
+    /// How many of each, and the PostgreSQL the ledgers share (required for more than one ledger).
+    struct Scale: Equatable {
+        var verifiers = 2
+        var ledgers = 1
+        var gateways = 1
+        var databaseURL: String?
+    }
 
     /// With the simulator, the stack must work end to end on the defaults: the
     /// verifiers call the simulator, the simulator posts its notifications to
@@ -26,11 +36,26 @@ struct StackPlan: Equatable {
     /// `simulatorRootFile` holds the simulator's test root (PEM): with the
     /// simulator, and no roots configured, the verifiers trust it for StoreKit 2
     /// and version 2 notifications, which the simulator signs.
+    ///
+    /// Scaled (several ledgers or gateways), member N of a kind takes the
+    /// configured endpoint or address with its port moved by 100 x (N - 1) (HTTP:
+    /// by N - 1); every gateway knows every ledger and every verifier every
+    /// gateway. The ledgers share the events and replay endpoints (only the
+    /// elected one binds them); only the first refreshes lapsed subscriptions.
     init(
-        configuration: StorekeeperConfiguration, verifiers: Int, withSimulator: Bool, demoSecret: String,
+        configuration: StorekeeperConfiguration, scale: Scale, withSimulator: Bool, demoSecret: String,
         simulatorRootFile: String
     ) {
-        gatewayURL = GatewayTarget.localURL(of: configuration.gateway.httpAddress)
+        let endpoints = configuration.endpoints
+        let gatewayCount = max(scale.gateways, 1)
+        let ledgerCount = max(scale.ledgers, 1)
+        let ledgerEndpoints = (0..<ledgerCount).map { Self.moved(endpoints.ledger, by: 100 * $0) }
+        let verifierEndpoints = (0..<gatewayCount).map { Self.moved(endpoints.verifier, by: 100 * $0) }
+        let httpAddresses = (0..<gatewayCount).map {
+            SocketAddress(host: configuration.gateway.httpAddress.host, port: configuration.gateway.httpAddress.port + $0)
+        }
+        gatewayURLs = httpAddresses.map(GatewayTarget.localURL(of:))
+        let gatewayURL = gatewayURLs[0]
         var shared: [String: String] = [:]
         var verifierEnvironment: [String: String] = [:]
         var members: [Member] = []
@@ -55,14 +80,47 @@ struct StackPlan: Equatable {
                 verifierEnvironment[ConfigurationVariable.jwsExtraRoots.rawValue] = simulatorRootFile
             }
         }
-        members.append(Member(name: "ledger", executable: "storekeeper-ledger", environment: [:]))
-        for index in 1...max(verifiers, 1) {
+        typealias V = ConfigurationVariable
+        let scaled = ledgerCount > 1 || gatewayCount > 1
+        for (index, endpoint) in ledgerEndpoints.enumerated() {
+            var environment: [String: String] = [:]
+            if let url = scale.databaseURL { environment[V.databaseURL.rawValue] = url }
+            if scaled { environment[V.ledgerEndpoint.rawValue] = endpoint }
+            if index > 0 { environment[V.refreshPerMinute.rawValue] = "0" }
+            members.append(
+                Member(
+                    name: ledgerCount == 1 ? "ledger" : "ledger-\(index + 1)", executable: "storekeeper-ledger",
+                    environment: environment))
+        }
+        if scaled { verifierEnvironment[V.verifierEndpoint.rawValue] = verifierEndpoints.joined(separator: ",") }
+        for index in 1...max(scale.verifiers, 1) {
             members.append(
                 Member(
                     name: "verifier-\(index)", executable: "storekeeper-verifier",
                     environment: shared.merging(verifierEnvironment) { $1 }))
         }
-        members.append(Member(name: "gateway", executable: "storekeeper-gateway", environment: shared))
+        for index in 0..<gatewayCount {
+            var environment = shared
+            if scaled {
+                environment[V.httpAddress.rawValue] = httpAddresses[index].description
+                environment[V.verifierEndpoint.rawValue] = verifierEndpoints[index]
+                environment[V.ledgerEndpoint.rawValue] = ledgerEndpoints.joined(separator: ",")
+            }
+            members.append(
+                Member(
+                    name: gatewayCount == 1 ? "gateway" : "gateway-\(index + 1)", executable: "storekeeper-gateway",
+                    environment: environment))
+        }
         self.members = members
+    }
+
+    /// `address` (an endpoint `tcp://host:port`) with its port moved by `offset`;
+    /// any other endpoint (ipc://) gets `-N` appended.
+    static func moved(_ address: String, by offset: Int) -> String {
+        guard offset != 0 else { return address }
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
+            return address + "-\(offset)"
+        }
+        return address[...colon] + "\(port + offset)"
     }
 }

@@ -36,8 +36,9 @@ struct StackSupervisor: Service {
                     group.addTask { try await child.supervise() }
                 }
                 group.addTask { [plan] in
-                    try await Self.waitUntilReady(plan.gatewayURL)
-                    output.write(Array("storekeeper ready: \(plan.gatewayURL)/\n".utf8))
+                    for url in plan.gatewayURLs { try await Self.waitUntilReady(url) }
+                    let urls = plan.gatewayURLs.map { $0 + "/" }.joined(separator: " ")
+                    output.write(Array("storekeeper ready: \(urls)\n".utf8))
                     // Ends only with shutdown (or a child giving up, which throws from its own task).
                     try await Task.sleep(for: .seconds(365 * 86_400))
                 }
