@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import PostgresTestServer
 import Synchronization
 import Testing
 import ZeroMQ
@@ -18,74 +19,107 @@ struct ChaosTests {
     @Test func killedServicesLoseAndDuplicateNothing() async throws {
         let kills = Self.long ? 40 : 6
         try await UpStack.run(environment: ["STOREKEEPER_VERIFY_DEADLINE_MS": "5000"]) { stack in
-            _ = await stack.cli("sim", "faults", "production", "--latency-min", "20", "--latency-max", "80")
-            var minted: [String] = []
-            for index in 0..<(Self.long ? 20_000 : 1_500) {
-                let purchase = try await HTTPAnswer.call(
-                    "POST", stack.simulator + "/admin/purchases",
-                    json: ["account": "chaos-\(index)", "product_id": "com.example.gems", "type": "consumable", "environment": "production"])
-                minted.append(try #require(purchase.json["receipt_data"] as? String))
-            }
-            let receipts = minted
-            let run = ChaosRecord()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for client in 0..<6 {
-                    group.addTask {
-                        while !run.stopped, let index = run.take(below: receipts.count) {
-                            try await Self.settle(receipts[index], index: index, user: "chaos-user-\(client)", stack, run)
-                        }
-                    }
-                }
-                group.addTask {
-                    defer { run.stop() }
-                    for round in 0..<kills {
-                        try await Task.sleep(for: .milliseconds(1_500))
-                        let member = Self.victims[round % Self.victims.count]
-                        guard let pid = stack.pid(of: member) else { continue }
-                        kill(pid, SIGKILL)
-                        run.killed()
-                    }
-                    try await Task.sleep(for: .milliseconds(1_000))
-                }
-                try await group.waitForAll()
-            }
-
-            // The ledger as it ended (it may have just restarted).
-            var events: [LedgerEvent] = []
-            for _ in 0..<100 {
-                if let all = try? await LedgerProcess.replayAll(from: stack.environment["STOREKEEPER_REPLAY_ENDPOINT"]!, ZMQContext()) {
-                    events = all
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(200))
-            }
-            let recorded = events.filter { $0.topic == "transaction.granted" }.map(\.transactionGranted.grant.transactionID)
-            let summary = run.summary
-            var violations = summary.violations
-            if Set(recorded).count != recorded.count { violations.append("the ledger granted a transaction twice") }
-            let duplicates = Dictionary(grouping: summary.grantedByAnswers, by: { $0 }).filter { $0.value.count > 1 }
-            if !duplicates.isEmpty { violations.append("answers granted \(duplicates.keys.sorted()) more than once") }
-            let missing = Set(summary.settledTransactions).subtracting(recorded)
-            if !missing.isEmpty { violations.append("settled but not in the ledger: \(missing.sorted().prefix(5))") }
-            if events.isEmpty || events.map(\.seq) != Array(1...UInt64(events.count)) {
-                violations.append("the event sequence is empty or has a gap")
-            }
-            print(
-                "chaos: \(summary.requests) requests, \(summary.settledTransactions.count) receipts settled, \(summary.kills) kills, "
-                    + "\(summary.retries) retries, \(stack.restarts) restarts, violations: \(violations.count)")
-            #expect(summary.kills == kills)
-            #expect(summary.settledTransactions.count > 100, "too little load got through to mean anything")
-            #expect(violations.isEmpty, "\(violations)")
+            try await Self.chaos(stack, victims: Self.victims, kills: kills)
         }
+    }
+
+    /// The scaled stack on PostgreSQL: 2 gateways, 3 verifiers and 2 ledgers, load through both
+    /// gateways, while a ledger, a gateway and a verifier are SIGKILLed in turn and PostgreSQL restarts.
+    @Test func theScaledStackOnPostgreSQLLosesAndDuplicatesNothing() async throws {
+        let postgres = try await PostgresTestServer.shared()
+        let url = try await postgres.newDatabase(prefix: "chaos")
+        let kills = Self.long ? 30 : 6
+        try await UpStack.run(
+            verifiers: 3, environment: ["STOREKEEPER_VERIFY_DEADLINE_MS": "5000"],
+            arguments: ["--ledgers", "2", "--gateways", "2", "--database-url", postgres.urlText(database: url.database)]
+        ) { stack in
+            try await Self.chaos(
+                stack, victims: ["ledger-1", "gateway-1", "verifier-1", "ledger-2", "gateway-2", "verifier-3"],
+                kills: kills,
+                midway: {
+                    // PostgreSQL restarts under load: 503s while it is down, then work resumes by itself.
+                    await postgres.stop()
+                    try await Task.sleep(for: .milliseconds(500))
+                    try await postgres.start()
+                })
+        }
+    }
+
+    /// Six clients settle receipts through every gateway in turn while `kills` members
+    /// (`victims` in turn) are SIGKILLed 1.5 s apart and `midway` runs halfway; then checks
+    /// the ledger against what the clients saw.
+    static func chaos(
+        _ stack: UpStack, victims: [String], kills: Int, midway: @escaping @Sendable () async throws -> Void = {}
+    ) async throws {
+        _ = await stack.cli("sim", "faults", "production", "--latency-min", "20", "--latency-max", "80")
+        var minted: [String] = []
+        for index in 0..<(Self.long ? 20_000 : 1_500) {
+            let purchase = try await HTTPAnswer.call(
+                "POST", stack.simulator + "/admin/purchases",
+                json: ["account": "chaos-\(index)", "product_id": "com.example.gems", "type": "consumable", "environment": "production"])
+            minted.append(try #require(purchase.json["receipt_data"] as? String))
+        }
+        let receipts = minted
+        let run = ChaosRecord()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<6 {
+                group.addTask {
+                    let gateway = stack.gateways[client % stack.gateways.count]
+                    while !run.stopped, let index = run.take(below: receipts.count) {
+                        try await Self.settle(receipts[index], index: index, user: "chaos-user-\(client)", gateway, run)
+                    }
+                }
+            }
+            group.addTask {
+                defer { run.stop() }
+                for round in 0..<kills {
+                    try await Task.sleep(for: .milliseconds(1_500))
+                    if round == kills / 2 { try await midway() }
+                    let member = victims[round % victims.count]
+                    guard let pid = stack.pid(of: member) else { continue }
+                    kill(pid, SIGKILL)
+                    run.killed()
+                }
+                try await Task.sleep(for: .milliseconds(1_000))
+            }
+            try await group.waitForAll()
+        }
+
+        // The ledger as it ended (it may have just restarted; on PostgreSQL, the elected one serves replay).
+        var events: [LedgerEvent] = []
+        for _ in 0..<100 {
+            if let all = try? await LedgerProcess.replayAll(from: stack.environment["STOREKEEPER_REPLAY_ENDPOINT"]!, ZMQContext()) {
+                events = all
+                break
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let recorded = events.filter { $0.topic == "transaction.granted" }.map(\.transactionGranted.grant.transactionID)
+        let summary = run.summary
+        var violations = summary.violations
+        if Set(recorded).count != recorded.count { violations.append("the ledger granted a transaction twice") }
+        let duplicates = Dictionary(grouping: summary.grantedByAnswers, by: { $0 }).filter { $0.value.count > 1 }
+        if !duplicates.isEmpty { violations.append("answers granted \(duplicates.keys.sorted()) more than once") }
+        let missing = Set(summary.settledTransactions).subtracting(recorded)
+        if !missing.isEmpty { violations.append("settled but not in the ledger: \(missing.sorted().prefix(5))") }
+        if events.isEmpty || events.map(\.seq) != Array(1...UInt64(events.count)) {
+            violations.append("the event sequence is empty or has a gap")
+        }
+        print(
+            "chaos: \(summary.requests) requests, \(summary.settledTransactions.count) receipts settled, \(summary.kills) kills, "
+                + "\(summary.retries) retries, \(stack.restarts) restarts, violations: \(violations.count)")
+        #expect(summary.kills == kills)
+        #expect(summary.settledTransactions.count > 100, "too little load got through to mean anything")
+        #expect(violations.isEmpty, "\(violations)")
     }
 
     /// Posts one receipt until it is settled (200), as a careful client would:
     /// a retryable 503 or a refused connection is tried again; anything else is a violation.
-    static func settle(_ receipt: String, index: Int, user: String, _ stack: UpStack, _ run: ChaosRecord) async throws {
+    static func settle(_ receipt: String, index: Int, user: String, _ gateway: String, _ run: ChaosRecord) async throws {
         for _ in 0..<400 {
             let answer: HTTPAnswer
             do {
-                answer = try await HTTPAnswer.call("POST", stack.gateway + "/v1/receipts", json: ["user_id": user, "receipt_data": receipt])
+                answer = try await HTTPAnswer.call("POST", gateway + "/v1/receipts", json: ["user_id": user, "receipt_data": receipt])
             } catch {
                 run.retried()  // the gateway is down (killed): connection refused or reset
                 try await Task.sleep(for: .milliseconds(100))

@@ -94,6 +94,18 @@ enum BuildProducts {
 /// process it starts. Handed out once per test run, so two tests never get the
 /// same one, and below the kernel's ephemeral range, where outgoing
 /// connections take their ports.
+/// The first of `count` free consecutive ports (`storekeeper up --gateways N` listens on such a run).
+func freeLoopbackPort(consecutive count: Int) throws -> Int {
+    guard count > 1 else { return try freeLoopbackPort() }
+    for _ in 0..<PortAllocator.span {
+        let first = PortAllocator.next()
+        // The allocator hands the next ports out in turn: take them, so nobody else gets them.
+        let rest = (1..<count).map { _ in PortAllocator.next() }
+        if rest == Array(first + 1..<first + count), (first..<first + count).allSatisfy(canBindLoopback) { return first }
+    }
+    throw POSIXError(.EADDRNOTAVAIL)
+}
+
 func freeLoopbackPort() throws -> Int {
     for _ in 0..<PortAllocator.span {
         let port = PortAllocator.next()

@@ -15,8 +15,12 @@ final class UpStack: Sendable {
         var description: String { "storekeeper up did not become ready:\n\(output)" }
     }
 
-    init(verifiers: Int = 2, environment extra: [String: String] = [:]) async throws {
-        let httpPort = try freeLoopbackPort()
+    /// The URL of each gateway (`--gateways N` listens on consecutive ports).
+    let gateways: [String]
+
+    init(verifiers: Int = 2, environment extra: [String: String] = [:], arguments: [String] = []) async throws {
+        let gatewayCount = arguments.firstIndex(of: "--gateways").flatMap { Int(arguments[$0 + 1]) } ?? 1
+        let httpPort = try freeLoopbackPort(consecutive: gatewayCount)
         let simPort = try freeLoopbackPort()
         dataDirectory = NSTemporaryDirectory() + "storekeeper-up-\(UUID().uuidString)"
         var environment = [
@@ -29,8 +33,9 @@ final class UpStack: Sendable {
         environment.merge(extra) { $1 }
         self.environment = environment
         gateway = "http://127.0.0.1:\(httpPort)"
+        gateways = (0..<gatewayCount).map { "http://127.0.0.1:\(httpPort + $0)" }
         simulator = "http://127.0.0.1:\(simPort)"
-        up = try ChildProcess("storekeeper", arguments: ["up", "--sim", "--verifiers", "\(verifiers)"], environment: environment)
+        up = try ChildProcess("storekeeper", arguments: ["up", "--sim", "--verifiers", "\(verifiers)"] + arguments, environment: environment)
         guard await up.waitForOutput(containing: "storekeeper ready: \(gateway)/", timeout: .seconds(120)) else {
             await up.stop()
             throw NotReady(output: up.captured)
@@ -40,9 +45,10 @@ final class UpStack: Sendable {
     /// Runs the stack's body, then stops the stack and checks that it ended
     /// cleanly with none of its children left running.
     static func run(
-        verifiers: Int = 2, environment: [String: String] = [:], _ body: (UpStack) async throws -> Void
+        verifiers: Int = 2, environment: [String: String] = [:], arguments: [String] = [],
+        _ body: (UpStack) async throws -> Void
     ) async throws {
-        let stack = try await UpStack(verifiers: verifiers, environment: environment)
+        let stack = try await UpStack(verifiers: verifiers, environment: environment, arguments: arguments)
         do {
             try await body(stack)
         } catch {
