@@ -81,6 +81,14 @@ final class LedgerProcess: @unchecked Sendable {
     }
 
     /// Every retained event of the ledger replaying at `endpoint`, oldest first.
+    /// Whether a ledger answers a ping on `endpoint` within a second.
+    static func ping(_ endpoint: String) async -> Bool {
+        let client = EnvelopeClient(context: ZMQContext(), endpoint: endpoint, logger: Logger(label: "test-ping"))
+        let runner = Task { try await client.run() }
+        defer { runner.cancel() }
+        return await client.ping(timeout: .seconds(1))
+    }
+
     static func replayAll(from endpoint: String, _ context: ZMQContext) async throws -> [LedgerEvent] {
         let replay = EnvelopeClient(context: context, endpoint: endpoint, logger: Logger(label: "test-replay"))
         let runner = Task { try await replay.run() }
