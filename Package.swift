@@ -156,7 +156,7 @@ let package = Package(
         .target(
             name: "StorekeeperCLI",
             dependencies: serviceDependencies + [
-                "LedgerClient", "AppleJWS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LedgerClient", "AppleJWS", "Ledger", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/CLI/Sources",
             swiftSettings: strict

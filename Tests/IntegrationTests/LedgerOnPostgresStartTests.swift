@@ -43,4 +43,15 @@ import Testing
         await server.remove()
         #expect(!child.captured.contains(PostgresTestServer.password))
     }
+
+    @Test func dbMigrateAppliesTheSchemaOnceAndThenFindsItUpToDate() async throws {
+        let server = try await PostgresTestServer.shared()
+        let url = server.urlText(database: try await server.newDatabase().database)
+        for expected in ["applied 1-ledger", "up to date"] {
+            let child = try ChildProcess("storekeeper", arguments: ["db", "migrate", "--database-url", url], environment: [:])
+            #expect(await child.waitForExit() == 0)
+            #expect(child.captured.contains(expected), "\(child.captured)")
+            #expect(!child.captured.contains(PostgresTestServer.password))
+        }
+    }
 }

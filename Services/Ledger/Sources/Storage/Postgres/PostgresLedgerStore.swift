@@ -61,6 +61,15 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
         return store
     }
 
+    /// Applies the migrations not yet applied (`storekeeper db migrate`); returns their names.
+    public static func migrate(url: DatabaseURL, logger: Logger) async throws -> [String] {
+        try await NIOThreadPool.singleton.runIfActive {
+            let db = try BlockingPostgresConnection.connect(url, logger: logger)
+            defer { db.close() }
+            return try PostgresSchema.migrate(db, logger: logger)
+        }
+    }
+
     /// Opens the store, retrying with back-off (up to 5 s apart) while PostgreSQL
     /// is unreachable: the ledger answers nothing, so gateways report not ready.
     public static func openRetrying(url: DatabaseURL, logger: Logger) async throws -> PostgresLedgerStore {
