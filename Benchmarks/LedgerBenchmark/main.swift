@@ -26,6 +26,10 @@ struct Options {
     var renewals = false
     /// A ledger already running there is measured instead of a fresh one.
     var ledgerEndpoint: String?
+    /// The ledger on PostgreSQL (STOREKEEPER_DATABASE_URL) instead of SQLite.
+    var databaseURL: String?
+    /// Ledgers started on that database; requests go round-robin over them.
+    var ledgers = 1
     var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
     init() {
@@ -43,6 +47,8 @@ struct Options {
             case "--latency-samples": latencySamples = Int(value) ?? latencySamples
             case "--bin-dir": binDir = value
             case "--ledger-endpoint": ledgerEndpoint = value
+            case "--database-url": databaseURL = value
+            case "--ledgers": ledgers = max(1, Int(value) ?? ledgers)
             default: FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8)); exit(64)
             }
         }
@@ -76,28 +82,33 @@ func seconds(_ duration: Duration) -> Double {
 
 let options = Options()
 let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-ledger-\(UUID().uuidString)").path
-let ports = freePorts(4)
-let endpoint = options.ledgerEndpoint ?? "tcp://127.0.0.1:\(ports[0])"
-let ledger = options.ledgerEndpoint != nil ? nil : try start(
-    "storekeeper-ledger",
-    [
-        "STOREKEEPER_DATA_DIR": dataDirectory, "STOREKEEPER_LEDGER_ENDPOINT": endpoint,
-        "STOREKEEPER_REPLAY_ENDPOINT": "tcp://127.0.0.1:\(ports[1])",
-        "STOREKEEPER_EVENTS_ENDPOINT": "tcp://127.0.0.1:\(ports[2])",
-        "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(ports[3])", "STOREKEEPER_REFRESH_PER_MINUTE": "0",
-    ], binDir: options.binDir)
+let ports = freePorts(3 + options.ledgers)
+let endpoints = options.ledgerEndpoint.map { [$0] } ?? (0..<options.ledgers).map { "tcp://127.0.0.1:\(ports[3 + $0])" }
+if options.ledgers > 1, options.databaseURL == nil { fatalError("--ledgers N needs --database-url") }
+let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumerated().map { index, endpoint in
+    try start(
+        "storekeeper-ledger",
+        [
+            "STOREKEEPER_DATA_DIR": dataDirectory, "STOREKEEPER_LEDGER_ENDPOINT": endpoint,
+            "STOREKEEPER_REPLAY_ENDPOINT": "tcp://127.0.0.1:\(ports[0])",
+            "STOREKEEPER_EVENTS_ENDPOINT": "tcp://127.0.0.1:\(ports[1])",
+            "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(ports[2])", "STOREKEEPER_REFRESH_PER_MINUTE": "0",
+        ].merging(options.databaseURL.map { ["STOREKEEPER_DATABASE_URL": $0] } ?? [:]) { $1 }, binDir: options.binDir)
+}
 defer {
-    ledger?.terminate()
-    ledger?.waitUntilExit()
+    for ledger in ledgerProcesses {
+        ledger.terminate()
+        ledger.waitUntilExit()
+    }
     try? FileManager.default.removeItem(atPath: dataDirectory)
 }
 
-let client = LedgerClient(context: ZMQContext(), endpoint: endpoint, logger: Logger(label: "bench"))
+let client = LedgerClient(context: ZMQContext(), endpoints: endpoints, logger: Logger(label: "bench"))
 let runner = Task { try await client.run() }
 var ready = false
 for _ in 0..<100 where !ready { ready = await client.ping() }
 guard ready else { fatalError("the ledger did not answer pings") }
-let idleKiB = (ledger.map { residentKiB($0.processIdentifier) } ?? 0)
+let idleKiB = ledgerProcesses.map { residentKiB($0.processIdentifier) }.reduce(0, +)
 
 // Phase 1: latency, one at a time.
 var latencies: [Double] = []
@@ -113,7 +124,7 @@ print(
         latencies.count, latencies[latencies.count / 2], latencies[latencies.count * 99 / 100]))
 
 // Phase 2: throughput with many in flight.
-let cpuBefore = ledger.map { cpuSeconds($0.processIdentifier) } ?? 0
+let cpuBefore = ledgerProcesses.map { cpuSeconds($0.processIdentifier) }.reduce(0, +)
 let started = ContinuousClock.now
 let granted = try await withThrowingTaskGroup(of: Int.self) { group in
     var next = 0
@@ -138,8 +149,8 @@ let granted = try await withThrowingTaskGroup(of: Int.self) { group in
     return granted
 }
 let elapsed = seconds(ContinuousClock.now - started)
-let peakKiB = (ledger.map { residentKiB($0.processIdentifier) } ?? 0)
-let ledgerCPU = (ledger.map { cpuSeconds($0.processIdentifier) } ?? 0) - cpuBefore
+let peakKiB = ledgerProcesses.map { residentKiB($0.processIdentifier) }.reduce(0, +)
+let ledgerCPU = ledgerProcesses.map { cpuSeconds($0.processIdentifier) }.reduce(0, +) - cpuBefore
 print(
     String(
         format:

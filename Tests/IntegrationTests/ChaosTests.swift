@@ -85,12 +85,15 @@ struct ChaosTests {
             try await group.waitForAll()
         }
 
-        // The ledger as it ended (it may have just restarted; on PostgreSQL, the elected one serves replay).
+        // The ledger as it ended (it may have just restarted). On PostgreSQL the elected ledger serves
+        // replay and numbers what was committed shortly after (after a takeover, within seconds): read
+        // until every settled transaction is there, for 30 s at most; what is still missing then is lost.
         var events: [LedgerEvent] = []
-        for _ in 0..<100 {
+        for _ in 0..<150 {
             if let all = try? await LedgerProcess.replayAll(from: stack.environment["STOREKEEPER_REPLAY_ENDPOINT"]!, ZMQContext()) {
                 events = all
-                break
+                let granted = Set(all.filter { $0.topic == "transaction.granted" }.map(\.transactionGranted.grant.transactionID))
+                if granted.isSuperset(of: run.summary.settledTransactions) { break }
             }
             try await Task.sleep(for: .milliseconds(200))
         }

@@ -55,7 +55,8 @@ final class UpStack: Sendable {
             Issue.record("\(error)")
         }
         let pids = stack.childPIDs()
-        #expect(await stack.up.stop() == 0)
+        // The supervisor stops gateways, then verifiers, then ledgers, each kind with up to 35 s of grace.
+        #expect(await stack.up.stop(timeout: .seconds(120)) == 0)
         #expect(pids.count >= verifiers + 3)
         for pid in pids { #expect(kill(pid, 0) != 0, "child \(pid) outlived storekeeper up") }
         try? FileManager.default.removeItem(atPath: stack.dataDirectory)

@@ -91,17 +91,20 @@ public final class PostgresTestServer: Sendable {
             \(serverCommand) >"\(directory)/server.log" 2>&1 & server=$!
             trap 'kill -INT $server; wait $server; exit 0' TERM
             while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5 & wait $!; done
+            kill -0 \(getpid()) 2>/dev/null && exit 1  # the server failed: its log stays for the test to show
             kill -INT $server 2>/dev/null; wait $server; rm -rf "\(directory)"
             """
         let process = try SpawnedProcess(path: "/bin/sh", arguments: ["-c", script], environment: [:]) { _ in }
         watchdog.withLock { $0 = process }
-        for _ in 0..<200 {
+        // A minute: on a loaded 2-core machine starting takes far longer than its usual half second.
+        for _ in 0..<1_200 {
             if (try? await Self.run(binDirectory + "/pg_isready", ["-q", "-h", "127.0.0.1", "-p", "\(port)"])) != nil {
                 return
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw Unavailable(description: "PostgreSQL did not start in 10 s; see \(directory)/server.log")
+        let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+        throw Unavailable(description: "PostgreSQL did not start in a minute: \(log)")
     }
 
     /// Stops the server (fast shutdown), keeping its data for `start`.
@@ -139,11 +142,18 @@ public final class PostgresTestServer: Sendable {
         return "\(root)/\(version)/bin"
     }
 
+    /// A free port below the ephemeral range: while the server is stopped for a restart, no
+    /// outgoing connection of the tests can take its port as a source port.
     private static func freePort() throws -> Int {
-        let socket = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).wait()
-        defer { try? socket.close().wait() }
-        return socket.localAddress?.port ?? 0
+        for _ in 0..<1_000 {
+            let port = Int.random(in: 10_000..<20_000)
+            guard let socket = try? ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .bind(host: "127.0.0.1", port: port).wait()
+            else { continue }
+            try? socket.close().wait()
+            return port
+        }
+        throw Unavailable(description: "no free port for PostgreSQL in 10000-19999")
     }
 
     /// Runs a command to its end (a minute at most); throws when it fails.

@@ -117,7 +117,8 @@ final class EventSequencer: Service, Sendable {
             group.addTask { try await replay.run() }
             group.addTask {
                 var head = startHead
-                while true {
+                // The thread pool and the doorbell return at once when cancelled: the check ends the term.
+                while !Task.isCancelled {
                     let after = head
                     let (events, newHead) = try await self.thread.runIfActive { try Self.number(db, after: after) }
                     head = newHead
@@ -126,6 +127,7 @@ final class EventSequencer: Service, Sendable {
                     if events.count == Self.batchLimit { continue }
                     await self.doorbell.wait(upTo: self.settings.pollInterval)
                 }
+                throw CancellationError()
             }
             // The first to end (the connection failed, a socket could not bind) ends the term.
             defer { group.cancelAll() }

@@ -44,6 +44,13 @@ final class BlockingPostgresConnection: Sendable {
         }
     }
 
+    /// PostgresNIO traps (in debug builds) when a connection it opened is freed unclosed; whatever
+    /// path dropped this one (a lost server, a cancelled term), it is closed here, and kept until it is.
+    deinit {
+        let connection = self.connection
+        if !connection.isClosed { connection.close().whenComplete { _ in _ = connection } }
+    }
+
     var isClosed: Bool { connection.isClosed }
 
     /// Runs one statement with `binds` as $1, $2, ...

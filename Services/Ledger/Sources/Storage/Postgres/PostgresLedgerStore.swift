@@ -42,10 +42,7 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
     }
 
     deinit {
-        // Without waiting (a deinit may run on an event loop), each connection kept until it is closed.
-        for db in idleReaders.withLock({ $0 }) + [writer.withLock { $0 }].compactMap({ $0 }) {
-            db.connection.close().whenComplete { _ in _ = db }
-        }
+        // The connections close themselves (BlockingPostgresConnection's deinit).
         writerThreads.shutdownGracefully { _ in }
         readerThreads.shutdownGracefully { _ in }
     }
