@@ -85,16 +85,19 @@ public final class PostgresTestServer: Sendable {
         let postgres = binDirectory + "/postgres"
         let serverCommand = (Self.runsAsRoot ? "setpriv --reuid=postgres --regid=postgres --clear-groups " : "")
             + "\"\(postgres)\" -D \"\(directory)/data\" -p \(port) -k \"\(directory)\" -c listen_addresses=127.0.0.1"
-            + " -c max_connections=400 -c fsync=on"
+            + " -c max_connections=300 -c fsync=on"
         // Stops the server when asked (TERM) or when the test process is gone, then (only then) removes the cluster.
+        // The test process's descriptors (a busy run holds a thousand) would be inherited and count
+        // against the server's own budget ("insufficient file descriptors"): closed first.
         let script = """
+            for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null
             \(serverCommand) >"\(directory)/server.log" 2>&1 & server=$!
             trap 'kill -INT $server; wait $server; exit 0' TERM
             while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5 & wait $!; done
             kill -0 \(getpid()) 2>/dev/null && exit 1  # the server failed: its log stays for the test to show
             kill -INT $server 2>/dev/null; wait $server; rm -rf "\(directory)"
             """
-        let process = try SpawnedProcess(path: "/bin/sh", arguments: ["-c", script], environment: [:]) { _ in }
+        let process = try SpawnedProcess(path: "/bin/bash", arguments: ["-c", script], environment: [:]) { _ in }
         watchdog.withLock { $0 = process }
         // A minute: on a loaded 2-core machine starting takes far longer than its usual half second.
         for _ in 0..<1_200 {
