@@ -19,14 +19,8 @@ final class SQLiteLedgerSession: LedgerSession {
 
     // MARK: Transactions
 
-    private static let transactionColumnNames = [
-        "environment", "transaction_id", "original_transaction_id", "product_id", "quantity", "purchase_date_ms",
-        "expires_date_ms", "cancellation_date_ms", "cancellation_reason", "is_upgraded", "granted_to", "granted_at_ms",
-        "reinstated_at_ms", "kind",
-    ]
-    static let transactionColumns = transactionColumnNames.joined(separator: ", ")
-    /// The same columns of the table named `t` in a join.
-    static let joinedTransactionColumns = transactionColumnNames.map { "t." + $0 }.joined(separator: ", ")
+    static let transactionColumns = LedgerColumns.transaction
+    static let joinedTransactionColumns = LedgerColumns.joinedTransaction
 
     func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
         let statement = try db.cachedStatement(
@@ -133,12 +127,7 @@ final class SQLiteLedgerSession: LedgerSession {
 
     // MARK: Subscriptions
 
-    private static let subscriptionColumns = """
-        s.environment, s.original_transaction_id, s.product_id, s.expires_date_ms, s.revoked_at_ms, s.auto_renew,
-        s.auto_renew_product_id, s.expiration_intent, s.billing_retry, s.grace_expires_date_ms, s.price_consent_status,
-        s.renewal_info_at_ms, s.latest_receipt, s.expired_event_for_ms, s.next_refresh_at_ms, s.refresh_attempts,
-        s.updated_at_ms
-        """
+    private static let subscriptionColumns = LedgerColumns.subscription
 
     func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord? {
         let statement = try db.cachedStatement(

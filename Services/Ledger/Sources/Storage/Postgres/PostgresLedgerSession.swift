@@ -17,15 +17,8 @@ final class PostgresLedgerSession: LedgerSession {
 
     // MARK: Transactions
 
-    private static let transactionColumns = """
-        environment, transaction_id, original_transaction_id, product_id, quantity, purchase_date_ms, expires_date_ms,
-        cancellation_date_ms, cancellation_reason, is_upgraded, granted_to, granted_at_ms, reinstated_at_ms, kind
-        """
-    private static let joinedTransactionColumns = """
-        t.environment, t.transaction_id, t.original_transaction_id, t.product_id, t.quantity, t.purchase_date_ms,
-        t.expires_date_ms, t.cancellation_date_ms, t.cancellation_reason, t.is_upgraded, t.granted_to, t.granted_at_ms,
-        t.reinstated_at_ms, t.kind
-        """
+    private static let transactionColumns = LedgerColumns.transaction
+    private static let joinedTransactionColumns = LedgerColumns.joinedTransaction
 
     func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
         try db.query(
@@ -127,12 +120,7 @@ final class PostgresLedgerSession: LedgerSession {
 
     // MARK: Subscriptions
 
-    private static let subscriptionColumns = """
-        s.environment, s.original_transaction_id, s.product_id, s.expires_date_ms, s.revoked_at_ms, s.auto_renew,
-        s.auto_renew_product_id, s.expiration_intent, s.billing_retry, s.grace_expires_date_ms, s.price_consent_status,
-        s.renewal_info_at_ms, s.latest_receipt, s.expired_event_for_ms, s.next_refresh_at_ms, s.refresh_attempts,
-        s.updated_at_ms
-        """
+    private static let subscriptionColumns = LedgerColumns.subscription
 
     func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord? {
         try db.query(

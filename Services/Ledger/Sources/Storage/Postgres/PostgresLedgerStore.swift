@@ -115,11 +115,16 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
         var outcomes: [UnitOutcome<Output>] = []
         var wroteEvents = false
         for unit in 0..<units {
-            let (unitOutcomes, wrote) = try commitWithRetries(attempts: Self.maxAttempts) { db in
-                try commitOnce(db, units: unit..<unit + 1, apply)
+            // Each unit's own answer: the ones before it are committed whatever happens to it.
+            do {
+                let (unitOutcomes, wrote) = try commitWithRetries(attempts: Self.maxAttempts) { db in
+                    try commitOnce(db, units: unit..<unit + 1, apply)
+                }
+                outcomes += unitOutcomes
+                wroteEvents = wroteEvents || wrote
+            } catch {
+                outcomes.append(UnitOutcome(result: .failure(error), events: []))
             }
-            outcomes += unitOutcomes
-            wroteEvents = wroteEvents || wrote
         }
         return (outcomes, wroteEvents)
     }
