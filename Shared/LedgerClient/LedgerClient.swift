@@ -9,8 +9,8 @@ import ZeroMQ
 public final class LedgerClient: Service, Sendable {
     private let client: EnvelopeClient
 
-    public init(context: ZMQContext, endpoint: String, logger: Logger) {
-        client = EnvelopeClient(context: context, endpoint: endpoint, logger: logger)
+    public convenience init(context: ZMQContext, endpoint: String, logger: Logger) {
+        self.init(context: context, endpoints: [endpoint], logger: logger)
     }
 
     /// Several ledgers on one PostgreSQL: requests are spread over those connected.

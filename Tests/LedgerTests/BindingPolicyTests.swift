@@ -28,12 +28,11 @@ struct BindingPolicyTests {
         #expect(transfers.map(\.bindingTransferred.fromUserID) == ["u-1", "u-2", "u-3"])
         #expect(transfers.map(\.bindingTransferred.toUserID) == ["u-2", "u-3", "u-4"])
         // The history has no reader (nothing reads it but an operator): looked at in SQLite's file.
-        if let sqlite = ledger.store as? SQLiteLedgerStore {
-            let history = try await sqlite.writer.read { db in
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM binding_history WHERE original_transaction_id = '1000'")
-            }
-            #expect(history == 3, "every move is kept")
+        let sqlite = try #require(ledger.store as? SQLiteLedgerStore)
+        let history = try await sqlite.writer.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM binding_history WHERE original_transaction_id = '1000'")
         }
+        #expect(history == 3, "every move is kept")
     }
 
     @Test(arguments: StoreKind.allCases) func keepRefusesEveryOtherUserAndChangesNothing(_ store: StoreKind) async throws {

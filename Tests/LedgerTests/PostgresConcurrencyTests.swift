@@ -120,7 +120,11 @@ struct PostgresConcurrencyTests {
             try late.query("BEGIN")
             try late.query(insert, [.text("late"), try event("late")])  // takes the lower id, commits later
         }
-        _ = try await store.withConnection { db in try db.query(insert, [.text("early"), try event("early")]) }
+        _ = try await blocking.runIfActive {
+            let early = try BlockingPostgresConnection.connect(url, logger: Logger(label: "early"))
+            defer { early.close() }
+            try early.query(insert, [.text("early"), try event("early")])
+        }
         try await store.numberPendingEvents()
         var events = try await store.read { try $0.events(after: 0, limit: 10) }
         #expect(events.map(\.topic) == ["early"])

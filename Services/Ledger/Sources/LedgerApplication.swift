@@ -25,42 +25,39 @@ public enum LedgerApplication {
         let zmq = ZMQContext()
         let rules = LedgerRules(policy: settings.bindingPolicy, catalog: try catalog(settings))
         let store: any LedgerStore
-        let events: any Service
         let publish: @Sendable ([CommittedEvent]) -> Void
-        var sequencer: EventSequencer?
+        var publisher: EventPublisher?
         if let url = settings.databaseURL {
-            let postgres = try await PostgresLedgerStore.openRetrying(url: url, logger: logger)
-            store = postgres
+            store = try await PostgresLedgerStore.openRetrying(url: url, logger: logger)
             // The elected sequencer numbers and publishes every ledger's events; writers publish nothing.
             publish = { _ in }
-            let made = EventSequencer(
-                url: url, context: zmq, settings: .init(eventsEndpoint: endpoints.events), logger: logger
-            ) {
-                EnvelopeServer(
-                    context: zmq, endpoint: endpoints.replay, logger: logger,
-                    handler: LedgerRequestHandler(
-                        committer: nil, store: postgres, view: rules.view, clock: clock, logger: logger,
-                        replayBatchLimit: replayBatchLimit
-                    ).handle)
-            }
-            postgres.whenEventsCommitted { made.wake() }
-            sequencer = made
-            events = made
         } else {
             store = try SQLiteLedgerStore.open(directory: settings.dataDirectory)
-            let publisher = EventPublisher(context: zmq, endpoint: endpoints.events, logger: logger)
-            publish = publisher.publish
-            events = publisher
+            let made = EventPublisher(context: zmq, endpoint: endpoints.events, logger: logger)
+            publish = made.publish
+            publisher = made
         }
         let committer = GroupCommitter(store: store, rules: rules, clock: clock, logger: logger, publish: publish)
         let handler = LedgerRequestHandler(
             committer: committer, store: store, view: rules.view, clock: clock, logger: logger,
             replayBatchLimit: replayBatchLimit)
         let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle)
-        // On PostgreSQL the elected sequencer serves replay beside the events it publishes.
+        // The event stream: on SQLite this ledger's publisher and replay server; on PostgreSQL the
+        // sequencer, which binds both only while this ledger is the elected one.
+        let events: [any Service]
+        if let postgres = store as? PostgresLedgerStore {
+            let sequencer = EventSequencer(
+                url: postgres.url, context: zmq,
+                settings: .init(eventsEndpoint: endpoints.events, replayEndpoint: endpoints.replay), logger: logger,
+                replayHandler: handler.handle)
+            postgres.whenEventsCommitted { sequencer.wake() }
+            events = [sequencer]
+        } else {
+            events = [publisher].compactMap { $0 }
+        }
         let replay: [any Service] =
-            sequencer == nil
-            ? [EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)] : []
+            publisher == nil
+            ? [] : [EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)]
         let refreshPool =
             settings.refreshPerMinute > 0
             ? VerifierPoolClient(context: zmq, endpoint: endpoints.refresh, logger: logger) : nil
@@ -78,6 +75,6 @@ public enum LedgerApplication {
                 "ledger.endpoint": "\(endpoints.ledger)", "ledger.events_endpoint": "\(endpoints.events)",
                 "ledger.replay_endpoint": "\(endpoints.replay)",
             ])
-        return [events, committer] + (refreshPool.map { [$0] } ?? []) + [requests] + replay + [maintenance]
+        return events + [committer] + (refreshPool.map { [$0] } ?? []) + [requests] + replay + [maintenance]
     }
 }

@@ -5,7 +5,6 @@ import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 import StorekeeperCore
-import Synchronization
 import ZeroMQ
 
 /// The one numberer and publisher of the event stream when several ledgers
@@ -32,6 +31,7 @@ final class EventSequencer: Service, Sendable {
 
     struct Settings: Sendable {
         var eventsEndpoint: String
+        var replayEndpoint: String
         var campaignInterval: Duration = .seconds(1)
         /// How often the leader looks for rows even when nobody woke it (a lost notification).
         var pollInterval: Duration = .milliseconds(250)
@@ -40,28 +40,24 @@ final class EventSequencer: Service, Sendable {
     private let url: DatabaseURL
     private let settings: Settings
     private let logger: Logger
-    private let makeReplayServer: @Sendable () -> any Service
+    private let replayHandler: EnvelopeServer.Handler
     private let context: ZMQContext
     private let thread = NIOThreadPool(numberOfThreads: 1)
     private let doorbell = Doorbell()
-    private let leading = Atomic<Bool>(false)
 
     init(
         url: DatabaseURL, context: ZMQContext, settings: Settings, logger: Logger,
-        makeReplayServer: @escaping @Sendable () -> any Service
+        replayHandler: @escaping EnvelopeServer.Handler
     ) {
         self.url = url
         self.context = context
         self.settings = settings
         self.logger = logger
-        self.makeReplayServer = makeReplayServer
+        self.replayHandler = replayHandler
         thread.start()
     }
 
     deinit { thread.shutdownGracefully { _ in } }
-
-    /// Whether this ledger numbers and publishes now.
-    var isLeader: Bool { leading.load(ordering: .relaxed) }
 
     /// Events were committed: number them now rather than at the next poll.
     func wake() { doorbell.ring() }
@@ -90,7 +86,6 @@ final class EventSequencer: Service, Sendable {
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                leading.store(false, ordering: .relaxed)
                 logger.warning("event sequencer stepped down", metadata: ["error": "\(error)"])
             }
             try await Task.sleep(for: settings.campaignInterval)
@@ -108,10 +103,9 @@ final class EventSequencer: Service, Sendable {
             UInt64(try db.query("SELECT COALESCE(MAX(seq), 0) FROM events").rows.first?.makeRandomAccess().int(0) ?? 0)
         }
         let publisher = EventPublisher(context: context, endpoint: settings.eventsEndpoint, logger: logger)
-        let replay = makeReplayServer()
+        let replay = EnvelopeServer(
+            context: context, endpoint: settings.replayEndpoint, logger: logger, handler: replayHandler)
         logger.info("event sequencer elected", metadata: ["ledger.head_seq": "\(startHead)"])
-        leading.store(true, ordering: .relaxed)
-        defer { leading.store(false, ordering: .relaxed) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await publisher.run() }
             group.addTask { try await replay.run() }

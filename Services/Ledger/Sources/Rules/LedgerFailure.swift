@@ -11,7 +11,6 @@ public struct LedgerFailure: Error, Equatable, CustomStringConvertible {
     public static let idempotencyKeyReused = LedgerFailure(
         code: .idempotencyKeyReused, message: "this Idempotency-Key was used with another request body")
     public static let noPurchases = LedgerFailure(code: .receiptInvalid, message: "the receipt holds no purchases")
-    public static let readOnlyEndpoint = LedgerFailure(code: .badRequest, message: "this endpoint serves replay only")
 
     public static func badRequest(_ message: String) -> LedgerFailure {
         LedgerFailure(code: .badRequest, message: message)

@@ -6,8 +6,7 @@ import Logging
 /// (entitlements, replay) straight to a snapshot. Work whose deadline passed
 /// before it arrived is not started: nobody waits for its answer.
 struct LedgerRequestHandler: Sendable {
-    /// nil for a replay-only server (the sequencer's), which takes no writes.
-    let committer: GroupCommitter?
+    let committer: GroupCommitter
     let store: any LedgerStore
     let view: EntitlementView
     let clock: @Sendable () -> Int64
@@ -24,7 +23,7 @@ struct LedgerRequestHandler: Sendable {
             switch envelope.body {
             case .recordRequest(let request):
                 guard
-                    case .recorded(let outcome) = try await writer().submit(
+                    case .recorded(let outcome) = try await committer.submit(
                         .record(request), requestID: requestID, deadline: envelope.deadlineMs)
                 else { break }
                 logger.debug(
@@ -37,7 +36,7 @@ struct LedgerRequestHandler: Sendable {
                 return reply(requestID, .recordOutcome(outcome))
             case .notificationApply(let notification):
                 guard
-                    case .notified(let outcome) = try await writer().submit(
+                    case .notified(let outcome) = try await committer.submit(
                         .notification(notification), requestID: requestID, deadline: envelope.deadlineMs)
                 else { break }
                 logger.info(
@@ -84,12 +83,6 @@ struct LedgerRequestHandler: Sendable {
                 .failure(ServiceFailure(.internalError, message: "the ledger could not store it", retryable: true)))
         }
         return reply(requestID, .failure(ServiceFailure(.internalError, message: "unexpected ledger outcome")))
-    }
-
-    /// Writes reach only a handler with the writer; the replay server's refuses them.
-    private func writer() throws -> GroupCommitter {
-        guard let committer else { throw LedgerFailure.readOnlyEndpoint }
-        return committer
     }
 
     private func replay(_ request: ReplayRequest) async throws -> ReplayBatch {

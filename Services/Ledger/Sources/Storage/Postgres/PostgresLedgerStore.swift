@@ -30,7 +30,7 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
     private let writer = Mutex<BlockingPostgresConnection?>(nil)
     private let idleReaders = Mutex<[BlockingPostgresConnection]>([])
     private let onEventsCommitted = Mutex<(@Sendable () -> Void)?>(nil)
-    private let metrics = PostgresStoreMetrics()
+    private let metrics = LedgerMetrics()
 
     private init(url: DatabaseURL, logger: Logger, readers: Int) {
         self.url = url
@@ -49,16 +49,12 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
 
     /// Connects and applies the migrations; throws when PostgreSQL cannot be reached.
     public static func open(url: DatabaseURL, logger: Logger, readers: Int = 4) async throws -> PostgresLedgerStore {
-        let store = PostgresLedgerStore(url: url, logger: logger, readers: readers)
-        try await store.writerThreads.runIfActive {
-            let db = try BlockingPostgresConnection.connect(url, logger: logger)
-            defer { db.close() }
-            try PostgresSchema.migrate(db, logger: logger)
-        }
-        return store
+        try await migrate(url: url, logger: logger)
+        return PostgresLedgerStore(url: url, logger: logger, readers: readers)
     }
 
     /// Applies the migrations not yet applied (`storekeeper db migrate`); returns their names.
+    @discardableResult
     public static func migrate(url: DatabaseURL, logger: Logger) async throws -> [String] {
         try await NIOThreadPool.singleton.runIfActive {
             let db = try BlockingPostgresConnection.connect(url, logger: logger)
@@ -144,7 +140,7 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
                 _ = try? db.query("ROLLBACK")
                 switch PostgresFailureKind(error) {
                 case .conflict:
-                    metrics.conflict()
+                    metrics.serializationRetry()
                     guard attempt < attempts else { throw attempts == 1 ? Conflict() : error }
                     // Another ledger holds the same rows: step aside a random while, then run again.
                     usleep(UInt32.random(in: 0...UInt32(min(50_000, 500 << attempt))))
@@ -220,17 +216,6 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
         }
     }
 
-    /// Runs `body` with a connection of its own, on the writer's thread pool (migrations, the import).
-    func withConnection<Output: Sendable>(_ body: @escaping @Sendable (BlockingPostgresConnection) throws -> Output)
-        async throws -> Output
-    {
-        try await writerThreads.runIfActive {
-            let db = try BlockingPostgresConnection.connect(self.url, logger: self.logger)
-            defer { db.close() }
-            return try body(db)
-        }
-    }
-
     /// Numbers the events committed so far, as the elected sequencer does, on the
     /// writer's connection (tests of the rules, which run no sequencer).
     func numberPendingEvents() async throws {
@@ -239,15 +224,5 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
             let head = try db.query("SELECT COALESCE(MAX(seq), 0) FROM events").rows.first?.makeRandomAccess().int(0) ?? 0
             return try EventSequencer.number(db, after: UInt64(head)).1
         }
-    }
-
-    /// Closes every connection.
-    public func close() async {
-        _ = try? await writerThreads.runIfActive { self.dropWriter() }
-        let idle = idleReaders.withLock { readers in
-            defer { readers = [] }
-            return readers
-        }
-        for db in idle { db.close() }
     }
 }
