@@ -53,12 +53,35 @@ final class BlockingPostgresConnection: Sendable {
 
     var isClosed: Bool { connection.isClosed }
 
+    /// The longest a statement is waited for. A connection the server dropped during a restart was
+    /// seen leaving its query's future unfulfilled forever, with the writer blocked behind it.
+    static let statementTimeout: TimeAmount = .seconds(30)
+
+    /// No answer within `statementTimeout`: the connection is closed and must be replaced.
+    struct StatementTimedOut: Error, CustomStringConvertible {
+        var description: String { "PostgreSQL did not answer a statement in time; the connection is dropped" }
+    }
+
     /// Runs one statement with `binds` as $1, $2, ...
     @discardableResult
     func query(_ sql: String, _ binds: [PostgresBind] = []) throws -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds { try bind.append(to: &bindings) }
-        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
+        let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        let loop = connection.eventLoop
+        let promise = loop.makePromise(of: PostgresQueryResult.self)
+        // Both run on the connection's event loop, so the first to complete the promise is the only one.
+        let timer = loop.scheduleTask(in: Self.statementTimeout) { promise.fail(StatementTimedOut()) }
+        answer.whenComplete { result in
+            timer.cancel()
+            promise.completeWith(result)
+        }
+        do {
+            return try promise.futureResult.wait()
+        } catch let timedOut as StatementTimedOut {
+            connection.close().whenComplete { _ in }
+            throw timedOut
+        }
     }
 
     /// The number of rows the statement wrote (INSERT, UPDATE, DELETE).
@@ -123,6 +146,10 @@ enum PostgresFailureKind {
     case other
 
     init(_ error: any Error) {
+        if error is BlockingPostgresConnection.StatementTimedOut {
+            self = .connectionLost
+            return
+        }
         if error is PostgresDecodingError {
             self = .other
             return
