@@ -39,7 +39,7 @@ import Testing
         try await server.start()
         #expect(await child.waitForOutput(containing: "event sequencer elected", timeout: .seconds(30)), "\(child.captured)")
         #expect(await LedgerProcess.ping(endpoint))
-        await child.stop()
+        #expect(await child.stop() == 0, "a clean stop, the elected sequencer's included")
         await server.remove()
         #expect(!child.captured.contains(PostgresTestServer.password))
     }

@@ -57,6 +57,9 @@ final class UpStack: Sendable {
         let pids = stack.childPIDs()
         // The supervisor stops gateways, then verifiers, then ledgers, each kind with up to 35 s of grace.
         #expect(await stack.up.stop(timeout: .seconds(120)) == 0)
+        // Each member's own stop was clean too (a crash on SIGTERM shows only here).
+        let statuses = stack.captured(matching: #"stopped member=\S+ status=(\d+)"#)
+        #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == "0" }, "stop statuses \(statuses)")
         #expect(pids.count >= verifiers + 3)
         for pid in pids { #expect(kill(pid, 0) != 0, "child \(pid) outlived storekeeper up") }
         try? FileManager.default.removeItem(atPath: stack.dataDirectory)
@@ -76,7 +79,7 @@ final class UpStack: Sendable {
     }
 
     /// The first group of `pattern` in each line of the supervisor's output that matches it.
-    private func captured(matching pattern: String) -> [String] {
+    func captured(matching pattern: String) -> [String] {
         guard let regex = try? Regex(pattern) else { return [] }
         return up.captured.split(separator: "\n").compactMap { line in
             (try? regex.firstMatch(in: String(line)))?.output[1].substring.map(String.init)

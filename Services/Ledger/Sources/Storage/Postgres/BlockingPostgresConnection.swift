@@ -99,8 +99,11 @@ final class BlockingPostgresConnection: Sendable {
         }
     }
 
+    /// Starts closing, without waiting: callers include async code on an event loop thread
+    /// (the sequencer), where waiting would trap.
     func close() {
-        try? connection.close().wait()
+        let connection = self.connection
+        connection.close().whenComplete { _ in _ = connection }
     }
 }
 
