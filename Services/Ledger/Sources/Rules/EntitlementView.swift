@@ -5,7 +5,7 @@ import Contracts
 public struct EntitlementView: Sendable {
     public let catalog: ProductCatalog?
     /// The catalog's non-consumable and non-renewing products.
-    private let listedProducts: [String]
+    let listedProducts: [String]
 
     public init(catalog: ProductCatalog?) {
         self.catalog = catalog

@@ -126,7 +126,8 @@ public final class GroupCommitter: Service, Sendable {
         let rules = self.rules
         let started = ContinuousClock.now
         do {
-            let outcomes = try await store.commit(units: works.count) { unit, session in
+            let prefetch = rules.prefetch(for: works.lazy.map(\.0))
+            let outcomes = try await store.commit(units: works.count, prefetch: prefetch) { unit, session in
                 try rules.apply(works[unit].0, requestID: works[unit].1, now: now, session: session)
             }
             metrics.committed(batchSize: batch.count, duration: ContinuousClock.now - started)

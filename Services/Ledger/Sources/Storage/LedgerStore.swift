@@ -7,13 +7,24 @@ public protocol LedgerStore: Sendable {
     /// Runs `apply` once per unit of work, all in ONE durable transaction (group
     /// commit), each unit isolated from the others: a unit that throws has its
     /// changes and events undone while the rest commit. Returns once the commit
-    /// is on disk, so an answer built from the outcome may go out.
+    /// is on disk, so an answer built from the outcome may go out. `prefetch`
+    /// names the rows the units will read.
     func commit<Output: Sendable>(
-        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        units: Int, prefetch: LedgerPrefetch,
+        _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>]
 
     /// A consistent snapshot read, concurrent with writes.
     func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output
+}
+
+extension LedgerStore {
+    /// A group whose reads are not known beforehand.
+    public func commit<Output: Sendable>(
+        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) async throws -> [UnitOutcome<Output>] {
+        try await commit(units: units, prefetch: LedgerPrefetch(), apply)
+    }
 }
 
 /// What one unit of a group commit produced.

@@ -169,7 +169,7 @@ final class SQLiteLedgerSession: LedgerSession {
             sql: """
                 SELECT \(Self.subscriptionColumns), b.user_id FROM subscriptions s
                 LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
-                WHERE \(condition) ORDER BY s.expires_date_ms LIMIT ?2
+                WHERE \(condition) ORDER BY s.expires_date_ms, s.environment, s.original_transaction_id LIMIT ?2
                 """)
         return try Row.fetchAll(statement, arguments: [now, limit]).map { row in
             OwnedSubscription(owner: row[17], subscription: Self.subscriptionRecord(row))

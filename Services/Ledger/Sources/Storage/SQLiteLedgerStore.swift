@@ -34,8 +34,9 @@ public final class SQLiteLedgerStore: LedgerStore {
         try SQLiteLedgerStore(writer: DatabaseQueue())
     }
 
+    /// Reads are local and cheap: the prefetch hint is not needed.
     public func commit<Output: Sendable>(
-        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        units: Int, prefetch: LedgerPrefetch, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>] {
         try await writer.write { db in
             let session = SQLiteLedgerSession(db: db)

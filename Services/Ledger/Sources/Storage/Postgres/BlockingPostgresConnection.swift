@@ -115,6 +115,11 @@ enum PostgresBind {
     case bytes([UInt8]?)
     case ints([Int64])
     case texts([String])
+    /// One column of many rows (multi-row statements over `unnest`), NULLs included.
+    case textColumn([String?])
+    case intColumn([Int64?])
+    case boolColumn([Bool?])
+    case bytesColumn([[UInt8]])
 
     func append(to bindings: inout PostgresBindings) throws {
         switch self {
@@ -125,6 +130,10 @@ enum PostgresBind {
             value.map { bindings.append(ByteBuffer(bytes: $0)) } ?? bindings.append(ByteBuffer?.none)
         case .ints(let values): bindings.append(values)
         case .texts(let values): bindings.append(values)
+        case .textColumn(let values): bindings.append(PostgresNullableArray(values))
+        case .intColumn(let values): bindings.append(PostgresNullableArray(values))
+        case .boolColumn(let values): bindings.append(PostgresNullableArray(values))
+        case .bytesColumn(let values): bindings.append(values.map { ByteBuffer(bytes: $0) })
         }
     }
 }
@@ -148,7 +157,17 @@ enum PostgresFailureKind {
     case connectionLost
     case other
 
+    /// Raised by PostgreSQL or its connection, rather than by a rule.
+    static func isDatabaseError(_ error: any Error) -> Bool {
+        error is PSQLError || error is PostgresDecodingError || error is BlockingPostgresConnection.StatementTimedOut
+            || error is PostgresLedgerSession.RowsChangedConcurrently
+    }
+
     init(_ error: any Error) {
+        if error is PostgresLedgerSession.RowsChangedConcurrently {
+            self = .conflict
+            return
+        }
         if error is BlockingPostgresConnection.StatementTimedOut {
             self = .connectionLost
             return

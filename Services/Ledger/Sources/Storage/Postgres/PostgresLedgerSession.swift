@@ -2,14 +2,12 @@ import Contracts
 import Foundation
 import PostgresNIO
 
-/// `LedgerSession` over one PostgreSQL connection inside a transaction: the
-/// SQL of `SQLiteLedgerSession`, with PostgreSQL's types. Events are written
-/// unnumbered (seq NULL); `EventSequencer` numbers them and gives each granted
-/// transaction its `granted_seq`.
-final class PostgresLedgerSession: LedgerSession {
+/// The reads of `LedgerReader` over one PostgreSQL connection inside a
+/// transaction: the SQL of `SQLiteLedgerSession`, with PostgreSQL's types.
+/// Snapshot reads use it as it is; a group commit reads through it what its
+/// prefetch did not load, and writes with `write` (+Flush).
+final class PostgresLedgerSession: LedgerReader {
     let db: BlockingPostgresConnection
-    /// Whether this unit of work appended an event (the writer then wakes the sequencer).
-    var appendedEvents = false
 
     init(db: BlockingPostgresConnection) {
         self.db = db
@@ -35,34 +33,6 @@ final class PostgresLedgerSession: LedgerSession {
             """,
             [.text(StoredEnvironment.name(subscription.environment)), .text(subscription.originalTransactionID)]
         ).rows.map(Self.storedTransaction)
-    }
-
-    func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
-        try db.execute(
-            """
-            INSERT INTO transactions (\(Self.transactionColumns))
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-            ON CONFLICT (environment, transaction_id) DO NOTHING
-            """, Self.binds(transaction)) == 1
-    }
-
-    func update(_ transaction: StoredTransaction) throws {
-        try db.query(
-            """
-            UPDATE transactions SET original_transaction_id = $3, product_id = $4, quantity = $5,
-                purchase_date_ms = $6, expires_date_ms = $7, cancellation_date_ms = $8, cancellation_reason = $9,
-                is_upgraded = $10, granted_to = $11, granted_at_ms = $12, reinstated_at_ms = $13, kind = $14
-            WHERE environment = $1 AND transaction_id = $2
-            """, Self.binds(transaction))
-    }
-
-    private static func binds(_ t: StoredTransaction) -> [PostgresBind] {
-        [
-            .text(StoredEnvironment.name(t.key.environment)), .text(t.key.transactionID), .text(t.originalTransactionID),
-            .text(t.productID), .int(Int64(t.quantity)), .int(t.purchaseDateMs), .int(t.expiresDateMs),
-            .int(t.cancellationDateMs), .int(t.cancellationReason.map { Int64($0) }), .bool(t.isUpgraded),
-            .text(t.grantedTo), .int(t.grantedAtMs), .int(t.reinstatedAtMs), .text(t.kind.flatMap(ProductCatalog.name(of:))),
-        ]
     }
 
     static func storedTransaction(_ row: PostgresRow) throws -> StoredTransaction {
@@ -96,26 +66,6 @@ final class PostgresLedgerSession: LedgerSession {
             "SELECT user_id FROM bindings WHERE environment = $1 AND original_transaction_id = $2",
             [.text(StoredEnvironment.name(subscription.environment)), .text(subscription.originalTransactionID)]
         ).rows.first.map { try $0.makeRandomAccess().string(0) }
-    }
-
-    func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws {
-        let environment = StoredEnvironment.name(subscription.environment)
-        try db.query(
-            """
-            INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES ($1, $2, $3, $4)
-            ON CONFLICT (environment, original_transaction_id) DO UPDATE SET user_id = excluded.user_id,
-                bound_at_ms = excluded.bound_at_ms
-            """, [.text(environment), .text(subscription.originalTransactionID), .text(user), .int(at)])
-        guard let previous else { return }
-        try db.query(
-            """
-            INSERT INTO binding_history (environment, original_transaction_id, from_user_id, to_user_id, at_ms, request_id)
-            VALUES ($1, $2, $3, $4, $5, $6)
-            """,
-            [
-                .text(environment), .text(subscription.originalTransactionID), .text(previous), .text(user), .int(at),
-                .text(requestID),
-            ])
     }
 
     // MARK: Subscriptions
@@ -160,7 +110,7 @@ final class PostgresLedgerSession: LedgerSession {
             """
             SELECT \(Self.subscriptionColumns), b.user_id FROM subscriptions s
             LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
-            WHERE \(condition) ORDER BY s.expires_date_ms LIMIT $2
+            WHERE \(condition) ORDER BY s.expires_date_ms, s.environment, s.original_transaction_id LIMIT $2
             """, [.int(now), .int(Int64(limit))]
         ).rows.map { row in
             let row = row.makeRandomAccess()
@@ -168,35 +118,7 @@ final class PostgresLedgerSession: LedgerSession {
         }
     }
 
-    func save(_ s: SubscriptionRecord) throws {
-        try db.query(
-            """
-            INSERT INTO subscriptions (
-                environment, original_transaction_id, product_id, expires_date_ms, revoked_at_ms, auto_renew,
-                auto_renew_product_id, expiration_intent, billing_retry, grace_expires_date_ms, price_consent_status,
-                renewal_info_at_ms, latest_receipt, expired_event_for_ms, next_refresh_at_ms, refresh_attempts,
-                updated_at_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-            ON CONFLICT (environment, original_transaction_id) DO UPDATE SET product_id = excluded.product_id,
-                expires_date_ms = excluded.expires_date_ms, revoked_at_ms = excluded.revoked_at_ms,
-                auto_renew = excluded.auto_renew, auto_renew_product_id = excluded.auto_renew_product_id,
-                expiration_intent = excluded.expiration_intent, billing_retry = excluded.billing_retry,
-                grace_expires_date_ms = excluded.grace_expires_date_ms,
-                price_consent_status = excluded.price_consent_status, renewal_info_at_ms = excluded.renewal_info_at_ms,
-                latest_receipt = excluded.latest_receipt, expired_event_for_ms = excluded.expired_event_for_ms,
-                next_refresh_at_ms = excluded.next_refresh_at_ms, refresh_attempts = excluded.refresh_attempts,
-                updated_at_ms = excluded.updated_at_ms
-            """,
-            [
-                .text(StoredEnvironment.name(s.key.environment)), .text(s.key.originalTransactionID), .text(s.productID),
-                .int(s.expiresDateMs), .int(s.revokedAtMs), .bool(s.autoRenew), .text(s.autoRenewProductID),
-                .int(s.expirationIntent.map { Int64($0) }), .bool(s.billingRetry), .int(s.graceExpiresDateMs),
-                .int(s.priceConsentStatus.map { Int64($0) }), .int(s.renewalInfoAtMs), .text(s.latestReceipt),
-                .int(s.expiredEventForMs), .int(s.nextRefreshAtMs), .int(Int64(s.refreshAttempts)), .int(s.updatedAtMs),
-            ])
-    }
-
-    private static func subscriptionRecord(_ row: PostgresRandomAccessRow) throws -> SubscriptionRecord {
+    static func subscriptionRecord(_ row: PostgresRandomAccessRow) throws -> SubscriptionRecord {
         var s = SubscriptionRecord(key: SubscriptionKey(StoredEnvironment.environment(try row.string(0)), try row.string(1)))
         s.productID = try row.string(2)
         s.expiresDateMs = try row.optionalInt(3)
@@ -216,40 +138,7 @@ final class PostgresLedgerSession: LedgerSession {
         return s
     }
 
-    // MARK: Notifications
-
-    func recordNotification(id: String, type: String, subscription: SubscriptionKey, at: Int64) throws -> Bool {
-        try db.execute(
-            """
-            INSERT INTO notifications (notification_id, notification_type, environment, original_transaction_id, received_at_ms)
-            VALUES ($1, $2, $3, $4, $5) ON CONFLICT (notification_id) DO NOTHING
-            """,
-            [
-                .text(id), .text(type), .text(StoredEnvironment.name(subscription.environment)),
-                .text(subscription.originalTransactionID), .int(at),
-            ]) == 1
-    }
-
     // MARK: Events
-
-    /// Writes the event unnumbered; it comes back with seq 0 (the sequencer numbers it after the commit).
-    func append(_ event: LedgerEvent) throws -> LedgerEvent {
-        var granted: TransactionKey?
-        if case .transactionGranted(let payload) = event.payload {
-            granted = TransactionKey(event.environment, payload.grant.transactionID)
-        }
-        try db.query(
-            """
-            INSERT INTO events (topic, occurred_at_ms, event, granted_environment, granted_transaction_id)
-            VALUES ($1, $2, $3, $4, $5)
-            """,
-            [
-                .text(event.topic), .int(event.occurredAtMs), .bytes(try event.serializedBytes()),
-                .text(granted.map { StoredEnvironment.name($0.environment) }), .text(granted?.transactionID),
-            ])
-        appendedEvents = true
-        return event
-    }
 
     func events(after seq: UInt64, limit: Int) throws -> [LedgerEvent] {
         try db.query(
@@ -299,26 +188,9 @@ final class PostgresLedgerSession: LedgerSession {
         }
     }
 
-    func storeIdempotentAnswer(_ answer: StoredIdempotentAnswer) throws {
-        try db.query(
-            """
-            INSERT INTO idempotency_keys (scope, idempotency_key, request_sha256, outcome, created_at_ms)
-            VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (scope, idempotency_key) DO UPDATE SET request_sha256 = excluded.request_sha256,
-                outcome = excluded.outcome, created_at_ms = excluded.created_at_ms
-            """,
-            [
-                .text(answer.scope), .text(answer.key), .text(answer.requestSHA256), .bytes(answer.outcome),
-                .int(answer.createdAtMs),
-            ])
-    }
-
     func pruneIdempotentAnswers(before cutoff: Int64) throws -> Int {
         try db.execute("DELETE FROM idempotency_keys WHERE created_at_ms < $1", [.int(cutoff)])
     }
-
-    /// Nothing to do here: the sequencer sets `granted_seq` when it numbers the event.
-    func setGrantedSeq(_ transaction: TransactionKey, seq: UInt64) throws {}
 
     func creditedTransactions(of user: String, after cursor: CreditCursor?, limit: Int) throws -> [CreditedRecord] {
         try db.query(

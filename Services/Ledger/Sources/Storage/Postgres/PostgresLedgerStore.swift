@@ -88,25 +88,29 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
     }
 
     public func commit<Output: Sendable>(
-        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        units: Int, prefetch: LedgerPrefetch,
+        _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>] {
         let (outcomes, wroteEvents) = try await writerThreads.runIfActive {
-            try self.commitRetrying(units: units, apply)
+            try self.commitRetrying(units: units, prefetch: prefetch, apply)
         }
         if wroteEvents { onEventsCommitted.withLock { $0 }?() }
         return outcomes
     }
 
-    /// The group in one transaction; when another ledger held the same rows, each
-    /// unit in a transaction of its own (a group re-run whole would keep meeting
-    /// the other ledger's group), each re-run on conflict with a jittered pause.
+    /// The group in one transaction; when another ledger held the same rows (or
+    /// PostgreSQL refused a statement), each unit in a transaction of its own (a
+    /// group re-run whole would keep meeting the other ledger's group), each
+    /// re-run on conflict with a jittered pause.
     private func commitRetrying<Output: Sendable>(
-        units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        units: Int, prefetch: LedgerPrefetch, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> ([UnitOutcome<Output>], Bool) {
         do {
-            return try commitWithRetries(attempts: 1) { db in try commitOnce(db, units: 0..<units, apply) }
+            return try commitWithRetries(attempts: 1) { db in try commitOnce(db, units: 0..<units, prefetch: prefetch, apply) }
         } catch is Conflict {
             // Unit by unit below.
+        } catch where units > 1 && PostgresFailureKind(error) == .other && PostgresFailureKind.isDatabaseError(error) {
+            // The unit whose statement PostgreSQL refused fails alone, below.
         }
         var outcomes: [UnitOutcome<Output>] = []
         var wroteEvents = false
@@ -114,7 +118,7 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
             // Each unit's own answer: the ones before it are committed whatever happens to it.
             do {
                 let (unitOutcomes, wrote) = try commitWithRetries(attempts: Self.maxAttempts) { db in
-                    try commitOnce(db, units: unit..<unit + 1, apply)
+                    try commitOnce(db, units: unit..<unit + 1, prefetch: LedgerPrefetch(), apply)
                 }
                 outcomes += unitOutcomes
                 wroteEvents = wroteEvents || wrote
@@ -155,32 +159,40 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
         }
     }
 
+    /// Runs the units over a `PostgresGroupSession` (reads prefetched, writes
+    /// sent together at the end) and commits.
     private func commitOnce<Output: Sendable>(
-        _ db: BlockingPostgresConnection, units: Range<Int>, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        _ db: BlockingPostgresConnection, units: Range<Int>, prefetch: LedgerPrefetch,
+        _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> ([UnitOutcome<Output>], Bool) {
         try db.query("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        let session = PostgresLedgerSession(db: db)
+        let session = PostgresGroupSession(db: db)
+        try session.prefetch(prefetch)
         var outcomes: [UnitOutcome<Output>] = []
         outcomes.reserveCapacity(units.count)
         for unit in units {
-            try db.query("SAVEPOINT unit")
-            let wroteBefore = session.appendedEvents
+            session.beginUnit()
             do {
                 let output = try apply(unit, session)
-                try db.query("RELEASE SAVEPOINT unit")
+                try session.endUnit()
                 outcomes.append(UnitOutcome(result: .success(output), events: []))
             } catch {
-                // A conflict or a lost connection ends the whole group; a rule's refusal only its unit.
-                guard PostgresFailureKind(error) == .other else { throw error }
-                try db.query("ROLLBACK TO SAVEPOINT unit")
-                session.appendedEvents = wroteBefore
+                // A rule's refusal ends its unit. A failure of PostgreSQL ends the group: the transaction
+                // is aborted, unless the unit holds a savepoint and the failure was the statement's own.
+                if PostgresFailureKind.isDatabaseError(error),
+                    !session.unitHoldsSavepoint || PostgresFailureKind(error) != .other
+                {
+                    throw error
+                }
+                try session.abandonUnit()
                 outcomes.append(UnitOutcome(result: .failure(error), events: []))
             }
         }
+        try session.finish()
         // Wakes the sequencer of every ledger (only the elected one acts), delivered at commit.
-        if session.appendedEvents { try db.query("SELECT pg_notify($1, '')", [.text(Self.eventsChannel)]) }
+        if session.wroteEvents { try db.query("SELECT pg_notify($1, '')", [.text(Self.eventsChannel)]) }
         try db.query("COMMIT")
-        return (outcomes, session.appendedEvents)
+        return (outcomes, session.wroteEvents)
     }
 
     private func writerConnection() throws -> BlockingPostgresConnection {

@@ -1,0 +1,93 @@
+import Contracts
+import PostgresNIO
+
+/// Reads of many rows at once, by lists of keys (`unnest` of two text arrays
+/// joined on the primary key or an index), for `PostgresGroupSession`'s prefetch.
+extension PostgresLedgerSession {
+    static func keyColumns(_ keys: some Collection<SubscriptionKey>) -> [PostgresBind] {
+        [.texts(keys.map { StoredEnvironment.name($0.environment) }), .texts(keys.map(\.originalTransactionID))]
+    }
+
+    /// The transactions named by `keys`, and every transaction of `purchases`.
+    func transactions(_ keys: some Collection<TransactionKey>, purchases: some Collection<SubscriptionKey>) throws
+        -> [StoredTransaction]
+    {
+        guard !keys.isEmpty || !purchases.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT \(LedgerColumns.joinedTransaction) FROM unnest($1::text[], $2::text[]) AS k(environment, id)
+            JOIN transactions t ON t.environment = k.environment AND t.transaction_id = k.id
+            UNION ALL
+            SELECT \(LedgerColumns.joinedTransaction) FROM unnest($3::text[], $4::text[]) AS k(environment, id)
+            JOIN transactions t ON t.environment = k.environment AND t.original_transaction_id = k.id
+            """,
+            [.texts(keys.map { StoredEnvironment.name($0.environment) }), .texts(keys.map(\.transactionID))]
+                + Self.keyColumns(purchases)
+        ).rows.map(Self.storedTransaction)
+    }
+
+    /// The bindings of `purchases`, and every binding of `users`.
+    func bindings(of purchases: some Collection<SubscriptionKey>, users: some Collection<String>) throws
+        -> [(SubscriptionKey, user: String)]
+    {
+        guard !purchases.isEmpty || !users.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT b.environment, b.original_transaction_id, b.user_id FROM unnest($1::text[], $2::text[]) AS k(environment, id)
+            JOIN bindings b ON b.environment = k.environment AND b.original_transaction_id = k.id
+            UNION
+            SELECT environment, original_transaction_id, user_id FROM bindings WHERE user_id = ANY($3)
+            """, Self.keyColumns(purchases) + [.texts(Array(users))]
+        ).rows.map { row in
+            let row = row.makeRandomAccess()
+            return (SubscriptionKey(StoredEnvironment.environment(try row.string(0)), try row.string(1)), try row.string(2))
+        }
+    }
+
+    func subscriptions(_ keys: some Collection<SubscriptionKey>) throws -> [SubscriptionRecord] {
+        guard !keys.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT \(LedgerColumns.subscription) FROM unnest($1::text[], $2::text[]) AS k(environment, id)
+            JOIN subscriptions s ON s.environment = k.environment AND s.original_transaction_id = k.id
+            """, Self.keyColumns(keys)
+        ).rows.map { try Self.subscriptionRecord($0.makeRandomAccess()) }
+    }
+
+    /// `oneOffPurchases(ownedBy:listedProducts:)` of several users at once.
+    func oneOffPurchases(ownedBy users: some Collection<String>, listedProducts: [String]) throws -> [StoredTransaction] {
+        guard !users.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT \(LedgerColumns.joinedTransaction) FROM bindings b
+            JOIN transactions t ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+            WHERE b.user_id = ANY($1) AND t.expires_date_ms IS NULL
+                AND (t.kind IN ('non_consumable', 'non_renewing') OR (t.kind IS NULL AND t.product_id = ANY($2)))
+            """, [.texts(Array(users)), .texts(listedProducts)]
+        ).rows.map(Self.storedTransaction)
+    }
+
+    /// Which of `ids` were applied before.
+    func appliedNotifications(_ ids: some Collection<String>) throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        return Set(
+            try db.query("SELECT notification_id FROM notifications WHERE notification_id = ANY($1)", [.texts(Array(ids))])
+                .rows.map { try $0.makeRandomAccess().string(0) })
+    }
+
+    func idempotentAnswers(_ keys: some Collection<LedgerPrefetch.AnswerKey>) throws -> [StoredIdempotentAnswer] {
+        guard !keys.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT a.scope, a.idempotency_key, a.request_sha256, a.outcome, a.created_at_ms
+            FROM unnest($1::text[], $2::text[]) AS k(scope, key)
+            JOIN idempotency_keys a ON a.scope = k.scope AND a.idempotency_key = k.key
+            """, [.texts(keys.map(\.scope)), .texts(keys.map(\.key))]
+        ).rows.map { row in
+            let row = row.makeRandomAccess()
+            return StoredIdempotentAnswer(
+                scope: try row.string(0), key: try row.string(1), requestSHA256: try row.string(2), outcome: try row.bytes(3),
+                createdAtMs: try row.int(4))
+        }
+    }
+}
