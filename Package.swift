@@ -168,7 +168,8 @@ let package = Package(
             name: "BenchmarkSupport",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"), "StorekeeperCore",
             ],
             path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(

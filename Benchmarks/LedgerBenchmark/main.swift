@@ -26,7 +26,7 @@ struct Options {
     var renewals = false
     /// A ledger already running there is measured instead of a fresh one.
     var ledgerEndpoint: String?
-    /// The ledger on PostgreSQL (STOREKEEPER_DATABASE_URL) instead of SQLite.
+    /// The ledger on PostgreSQL instead of SQLite: a throw-away database on this URL's server.
     var databaseURL: String?
     /// Ledgers started on that database; requests go round-robin over them.
     var ledgers = 1
@@ -85,6 +85,7 @@ let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponen
 let ports = freePorts(3 + options.ledgers)
 let endpoints = options.ledgerEndpoint.map { [$0] } ?? (0..<options.ledgers).map { "tcp://127.0.0.1:\(ports[3 + $0])" }
 if options.ledgers > 1, options.databaseURL == nil { fatalError("--ledgers N needs --database-url") }
+let database = try await options.databaseURL.map { try await ThrowawayDatabase.create(on: $0) }
 let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumerated().map { index, endpoint in
     try start(
         "storekeeper-ledger",
@@ -93,7 +94,7 @@ let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumera
             "STOREKEEPER_REPLAY_ENDPOINT": "tcp://127.0.0.1:\(ports[0])",
             "STOREKEEPER_EVENTS_ENDPOINT": "tcp://127.0.0.1:\(ports[1])",
             "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(ports[2])", "STOREKEEPER_REFRESH_PER_MINUTE": "0",
-        ].merging(options.databaseURL.map { ["STOREKEEPER_DATABASE_URL": $0] } ?? [:]) { $1 }, binDir: options.binDir)
+        ].merging(database.map { ["STOREKEEPER_DATABASE_URL": $0.urlText] } ?? [:]) { $1 }, binDir: options.binDir)
 }
 defer {
     for ledger in ledgerProcesses {
@@ -162,3 +163,4 @@ print(
         format: "granted %d of %d; ledger CPU %.2f s (%.0f%% of one core); ledger RSS idle %d MB, after %d MB", granted,
         options.requests * options.transactions, ledgerCPU, ledgerCPU / elapsed * 100, idleKiB / 1024, peakKiB / 1024))
 runner.cancel()
+await database?.drop()

@@ -15,7 +15,8 @@ struct BenchStack {
     let verifierMetrics: [String]
     let dataDirectory: String
 
-    static func start(binDir: String, verifiers: Int) async throws -> BenchStack {
+    /// - Parameter databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
+    static func start(binDir: String, verifiers: Int, databaseURL: String? = nil) async throws -> BenchStack {
         let ports = freePorts(8 + verifiers)
         let (gatewayPort, simPort) = (ports[0], ports[1])
         let endpoints = [
@@ -34,7 +35,10 @@ struct BenchStack {
         members.append(("sim", try BenchmarkSupport.start(
             "storekeeper-sim", common.merging(["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"]) { $1 }, binDir: binDir)))
         members.append(("ledger", try BenchmarkSupport.start(
-            "storekeeper-ledger", common.merging(["STOREKEEPER_DATA_DIR": dataDirectory]) { $1 }, binDir: binDir)))
+            "storekeeper-ledger",
+            common.merging(["STOREKEEPER_DATA_DIR": dataDirectory]) { $1 }
+                .merging(databaseURL.map { ["STOREKEEPER_DATABASE_URL": $0] } ?? [:]) { $1 },
+            binDir: binDir)))
         var verifierMetrics: [String] = []
         for index in 0..<verifiers {
             let metricsPort = ports[8 + index]

@@ -11,6 +11,9 @@
 //   (d)       a burst of 1,000 identical receipts at once (Apple at 1 s): how many Apple calls
 //   (c), the ledger alone, is storekeeper-bench-ledger.
 //
+//   --compare-stores URL  instead: (a) on SQLite and on PostgreSQL (a throw-away database
+//                         on URL's server), alternating, twice each
+//
 //   swift build -c release && .build/release/storekeeper-bench-stack
 import BenchmarkSupport
 import Foundation
@@ -27,6 +30,8 @@ struct Options {
     var seconds = 10.0
     var verifiers = 2
     var skipOpenLoop = false
+    /// A PostgreSQL server: run (a) on each store in turn instead of the scenarios.
+    var compareStores: String?
     var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
     init() {
@@ -44,6 +49,7 @@ struct Options {
             case "--seconds": seconds = Double(value) ?? seconds
             case "--verifiers": verifiers = Int(value) ?? verifiers
             case "--bin-dir": binDir = value
+            case "--compare-stores": compareStores = value
             default:
                 FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
                 exit(64)
@@ -95,6 +101,10 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
 }
 
 let options = Options()
+if let serverURL = options.compareStores {
+    try await StoreComparison.run(options, serverURL: serverURL).forEach { print($0) }
+    exit(0)
+}
 let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers)
 // Interrupted (Ctrl-C, kill): stop the stack's processes before leaving, or they outlive the benchmark.
 let interruptions = [SIGINT, SIGTERM].map { number in
