@@ -143,7 +143,7 @@ let package = Package(
             dependencies: serviceDependencies + [
                 "VerifierPool", "LedgerClient", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"), .product(name: "Yams", package: "Yams"),
             ],
             path: "Services/Ledger/Sources", swiftSettings: strict),

@@ -34,6 +34,12 @@ struct LedgerFixture {
         self.rules = LedgerRules(policy: policy, catalog: catalog)
     }
 
+    /// Drives `store` as it is (a PostgreSQL store opened on an imported database).
+    init(on store: any LedgerStore, policy: BindingPolicy = .transfer, catalog: ProductCatalog? = nil) {
+        self.store = store
+        self.rules = LedgerRules(policy: policy, catalog: catalog)
+    }
+
     func apply(_ work: LedgerWork, at now: Int64, requestID: String = "test") async throws -> LedgerWorkOutput {
         let rules = self.rules
         let outcomes = try await store.commit(units: 1) { _, session in

@@ -6,7 +6,7 @@ import StorekeeperCore
 /// `storekeeper db`: the ledger's PostgreSQL database.
 struct DBCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "db", abstract: "Operate the ledger's PostgreSQL database.", subcommands: [Migrate.self])
+        commandName: "db", abstract: "Operate the ledger's PostgreSQL database.", subcommands: [Migrate.self, Import.self])
 
     struct Migrate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -16,17 +16,7 @@ struct DBCommand: AsyncParsableCommand {
         var databaseURL: String?
 
         func run() async throws {
-            let url: DatabaseURL
-            do {
-                guard let text = databaseURL ?? EnvironmentReader().raw(.databaseURL) else {
-                    throw ConfigurationError(
-                        variable: ConfigurationVariable.databaseURL.rawValue, reason: "is unset; set it or pass --database-url")
-                }
-                url = try DatabaseURL(parsing: text)
-            } catch {
-                print("configuration error: \(error)")
-                throw ExitCode(ProcessLauncher.configurationErrorStatus)
-            }
+            let url = try TargetDatabase.url(flag: databaseURL)
             let applied = try await PostgresLedgerStore.migrate(url: url, logger: Logger(label: "storekeeper"))
             print(applied.isEmpty ? "\(url): up to date" : "\(url): applied \(applied.joined(separator: ", "))")
         }

@@ -13,13 +13,17 @@ import StorekeeperCore
 final class BlockingPostgresConnection: Sendable {
     let connection: PostgresConnection
     private let logger: Logger
+    private let statementTimeout: TimeAmount
 
-    private init(connection: PostgresConnection, logger: Logger) {
+    private init(connection: PostgresConnection, logger: Logger, statementTimeout: TimeAmount) {
         self.connection = connection
         self.logger = logger
+        self.statementTimeout = statementTimeout
     }
 
-    static func connect(_ url: DatabaseURL, logger: Logger) throws -> BlockingPostgresConnection {
+    static func connect(
+        _ url: DatabaseURL, logger: Logger, statementTimeout: TimeAmount = defaultStatementTimeout
+    ) throws -> BlockingPostgresConnection {
         var configuration = PostgresConnection.Configuration(
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
             tls: try tls(url.sslMode))
@@ -28,7 +32,7 @@ final class BlockingPostgresConnection: Sendable {
             on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration,
             id: Int.random(in: 1...Int.max), logger: logger
         ).wait()
-        return BlockingPostgresConnection(connection: connection, logger: logger)
+        return BlockingPostgresConnection(connection: connection, logger: logger, statementTimeout: statementTimeout)
     }
 
     private static func tls(_ mode: DatabaseURL.SSLMode) throws -> PostgresConnection.Configuration.TLS {
@@ -53,11 +57,12 @@ final class BlockingPostgresConnection: Sendable {
 
     var isClosed: Bool { connection.isClosed }
 
-    /// The longest a statement is waited for. A connection the server dropped during a restart was
-    /// seen leaving its query's future unfulfilled forever, with the writer blocked behind it.
-    static let statementTimeout: TimeAmount = .seconds(30)
+    /// The longest a statement is waited for, unless `connect` is given another. A connection the
+    /// server dropped during a restart was seen leaving its query's future unfulfilled forever, with
+    /// the writer blocked behind it.
+    static let defaultStatementTimeout: TimeAmount = .seconds(30)
 
-    /// No answer within `statementTimeout`: the connection is closed and must be replaced.
+    /// No answer within the statement time-out: the connection is closed and must be replaced.
     struct StatementTimedOut: Error, CustomStringConvertible {
         var description: String { "PostgreSQL did not answer a statement in time; the connection is dropped" }
     }
@@ -71,7 +76,7 @@ final class BlockingPostgresConnection: Sendable {
         let loop = connection.eventLoop
         let promise = loop.makePromise(of: PostgresQueryResult.self)
         // Both run on the connection's event loop, so the first to complete the promise is the only one.
-        let timer = loop.scheduleTask(in: Self.statementTimeout) { promise.fail(StatementTimedOut()) }
+        let timer = loop.scheduleTask(in: statementTimeout) { promise.fail(StatementTimedOut()) }
         answer.whenComplete { result in
             timer.cancel()
             promise.completeWith(result)
