@@ -85,7 +85,8 @@ let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponen
 let ports = freePorts(3 + options.ledgers)
 let endpoints = options.ledgerEndpoint.map { [$0] } ?? (0..<options.ledgers).map { "tcp://127.0.0.1:\(ports[3 + $0])" }
 if options.ledgers > 1, options.databaseURL == nil { fatalError("--ledgers N needs --database-url") }
-let database = try await options.databaseURL.map { try await ThrowawayDatabase.create(on: $0) }
+var database: ThrowawayDatabase?
+if let url = options.databaseURL { database = try await ThrowawayDatabase.create(on: url) }
 let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumerated().map { index, endpoint in
     try start(
         "storekeeper-ledger",
@@ -96,13 +97,14 @@ let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumera
             "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(ports[2])", "STOREKEEPER_REFRESH_PER_MINUTE": "0",
         ].merging(database.map { ["STOREKEEPER_DATABASE_URL": $0.urlText] } ?? [:]) { $1 }, binDir: options.binDir)
 }
-defer {
-    for ledger in ledgerProcesses {
+func stopLedgers() {
+    for ledger in ledgerProcesses where ledger.isRunning {
         ledger.terminate()
         ledger.waitUntilExit()
     }
     try? FileManager.default.removeItem(atPath: dataDirectory)
 }
+defer { stopLedgers() }
 
 let client = LedgerClient(context: ZMQContext(), endpoints: endpoints, logger: Logger(label: "bench"))
 let runner = Task { try await client.run() }
@@ -163,4 +165,6 @@ print(
         format: "granted %d of %d; ledger CPU %.2f s (%.0f%% of one core); ledger RSS idle %d MB, after %d MB", granted,
         options.requests * options.transactions, ledgerCPU, ledgerCPU / elapsed * 100, idleKiB / 1024, peakKiB / 1024))
 runner.cancel()
+// The ledgers first: dropping their database under them would only fill the log.
+stopLedgers()
 await database?.drop()

@@ -78,3 +78,21 @@ public func contextSwitches(_ pid: Int32) -> Int {
             .reduce(0, +)
     }
 }
+
+/// CPU seconds of every process whose command is `name` (PostgreSQL's backends, say), by pid.
+public func cpuSecondsOfProcesses(named name: String) -> [Int32: Double] {
+    let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+    var seconds: [Int32: Double] = [:]
+    for pid in pids {
+        guard let command = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+            command.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        else { continue }
+        seconds[pid] = cpuSeconds(pid)
+    }
+    return seconds
+}
+
+/// What those processes used between two readings (a process started since counts from zero).
+public func cpuSecondsUsed(from before: [Int32: Double], to after: [Int32: Double]) -> Double {
+    after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
+}

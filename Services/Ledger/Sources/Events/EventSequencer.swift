@@ -86,7 +86,7 @@ final class EventSequencer: Service, Sendable {
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                logger.warning("event sequencer stepped down", metadata: ["error": "\(error)"])
+                logger.warning("event sequencer stepped down", metadata: ["error": "\(loggable(error))"])
             }
             try await Task.sleep(for: settings.campaignInterval)
         }

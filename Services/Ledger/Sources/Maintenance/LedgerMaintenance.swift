@@ -52,7 +52,7 @@ final class LedgerMaintenance: Service, Sendable {
         do {
             _ = try await committer.submit(.sweepExpired(limit: Self.sweepLimit), requestID: "sweep")
         } catch {
-            logger.warning("expiry sweep failed", metadata: ["error": "\(error)"])
+            logger.warning("expiry sweep failed", metadata: ["error": "\(loggable(error))"])
         }
     }
 
@@ -65,7 +65,7 @@ final class LedgerMaintenance: Service, Sendable {
                 logger.info("events past retention pruned", metadata: ["ledger.events_pruned": "\(pruned)"])
             }
         } catch {
-            logger.warning("event pruning failed", metadata: ["error": "\(error)"])
+            logger.warning("event pruning failed", metadata: ["error": "\(loggable(error))"])
         }
         do {
             let idempotencyCutoff = clock() - IdempotencyRule.retentionMs
@@ -76,7 +76,7 @@ final class LedgerMaintenance: Service, Sendable {
                 logger.info("idempotent answers past 24 hours pruned", metadata: ["ledger.answers_pruned": "\(pruned)"])
             }
         } catch {
-            logger.warning("idempotent answer pruning failed", metadata: ["error": "\(error)"])
+            logger.warning("idempotent answer pruning failed", metadata: ["error": "\(loggable(error))"])
         }
     }
 
@@ -95,7 +95,7 @@ final class LedgerMaintenance: Service, Sendable {
             else { return }
             claimed = due
         } catch {
-            logger.warning("refresh claim failed", metadata: ["error": "\(error)"])
+            logger.warning("refresh claim failed", metadata: ["error": "\(loggable(error))"])
             return
         }
         await withDiscardingTaskGroup { group in
@@ -124,7 +124,7 @@ final class LedgerMaintenance: Service, Sendable {
             _ = try await committer.submit(.refreshResult(result, owner: owned.owner), requestID: requestID)
             logger.info("subscription refreshed", metadata: ["request.id": "\(requestID)"])
         } catch {
-            logger.info("refresh failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
+            logger.info("refresh failed", metadata: ["request.id": "\(requestID)", "error": "\(loggable(error))"])
         }
     }
 }

@@ -138,7 +138,7 @@ public final class GroupCommitter: Service, Sendable {
             }
         } catch {
             // Nothing of this batch is on disk: every request gets a retryable failure.
-            logger.error("group commit failed", metadata: ["ledger.batch": "\(batch.count)", "error": "\(error)"])
+            logger.error("group commit failed", metadata: ["ledger.batch": "\(batch.count)", "error": "\(loggable(error))"])
             metrics.commitFailed()
             for job in batch { job.continuation.resume(throwing: error) }
         }

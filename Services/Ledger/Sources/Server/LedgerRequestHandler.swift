@@ -77,7 +77,7 @@ struct LedgerRequestHandler: Sendable {
             logger.debug("refused", metadata: ["request.id": "\(requestID)", "ledger.failure": "\(failure.code.rawValue)"])
             return reply(requestID, .failure(failure.serviceFailure))
         } catch {
-            logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
+            logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(loggable(error))"])
             return reply(
                 requestID,
                 .failure(ServiceFailure(.internalError, message: "the ledger could not store it", retryable: true)))

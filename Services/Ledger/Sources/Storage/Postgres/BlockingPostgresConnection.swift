@@ -198,3 +198,12 @@ enum PostgresFailureKind {
         }
     }
 }
+
+/// An error as logs show it. PSQLError's own description hides everything
+/// ("Generic description to prevent accidental leakage"); the server's
+/// message and SQLSTATE carry no secret and say what went wrong.
+func loggable(_ error: any Error) -> String {
+    guard let error = error as? PSQLError else { return "\(error)" }
+    guard let info = error.serverInfo else { return "PostgreSQL: \(error.code)" }
+    return "PostgreSQL: \(info[.message] ?? "") (SQLSTATE \(info[.sqlState] ?? "?"))"
+}

@@ -75,7 +75,7 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
             } catch {
                 logger.warning(
                     "PostgreSQL unreachable; retrying",
-                    metadata: ["db.url": "\(url)", "retry.in": "\(delay)", "error": "\(error)"])
+                    metadata: ["db.url": "\(url)", "retry.in": "\(delay)", "error": "\(loggable(error))"])
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
             }
