@@ -221,7 +221,13 @@ let package = Package(
             path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts", "AppleJWS"], path: "Tests/SimulatorTests", swiftSettings: strict),
-        .testTarget(name: "VerifierPoolTests", dependencies: ["VerifierPool"], path: "Tests/VerifierPoolTests", swiftSettings: strict),
+        .testTarget(
+            name: "VerifierPoolTests",
+            dependencies: [
+                "VerifierPool", "ZeroMQ", "Contracts", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/VerifierPoolTests", swiftSettings: strict),
         // A throw-away PostgreSQL cluster for the tests of the ledger on PostgreSQL.
         .target(
             name: "PostgresTestServer",

@@ -6,59 +6,87 @@ import Synchronization
 import TaskLanes
 import ZeroMQ
 
-/// A verifier's end of the pool: a DEALER connected to a gateway's ROUTER.
-/// It announces its capacity (READY), answers each request with a REPLY
-/// (which returns the credit), and heartbeats every second. When it has not
-/// heard the gateway for `gatewayDeadAfter` it announces itself again (the
-/// gateway restarted or dropped it). On graceful shutdown it sends DISCONNECT,
-/// finishes what it holds, then stops.
+/// A verifier's end of one pool: a DEALER connected to one gateway's ROUTER
+/// (or the ledger's refresh pool). It announces its share of the verifier's
+/// capacity (READY), answers each request with a REPLY (which returns the
+/// credit), heartbeats every second, and announces again when its share
+/// changes or the gateway has gone silent (see `PoolWorkerStateMachine`).
+///
+/// One worker per address, never one socket connected to several: a DEALER
+/// deals its messages round-robin over its connections, so a READY, a
+/// heartbeat or a REPLY would reach whichever gateway is next, and a gateway
+/// would get answers to requests it never sent while another never learnt of
+/// the worker at all.
+///
+/// It leaves on graceful shutdown, or when asked (`leave()`: its address
+/// left DNS). If its gateway is alive it sends DISCONNECT, finishes what it
+/// holds, then stops; if the gateway has been silent past `gatewayDeadAfter`
+/// it disconnects at once and drops what it holds.
 public final class PoolWorker: Service, Sendable {
     public typealias Handler = @Sendable (Envelope) async -> Envelope
     /// Task groups the requests in flight are spread over (see `TaskLanes`).
     static let laneCount = 32
+    static let heartbeatInterval: Duration = .seconds(1)
 
+    public let endpoint: String
     private let socket: ZMQSocketLoop
-    private let capacity: Int
+    private let share: WorkerShare
     private let handler: Handler
     private let logger: Logger
-    private let gatewayDeadAfter: Duration
-    private let inFlight = Mutex(0)
-    private let lastHeard = Mutex(ContinuousClock.now)
-    private let leaving = LeaveFlag()
+    private let state: Mutex<PoolWorkerStateMachine>
+    private let leaveRequest = LeaveRequest()
 
+    /// - Parameters:
+    ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
+    ///   - share: the requests it offers; read again every heartbeat.
     public init(
-        context: ZMQContext, endpoint: String, capacity: Int, gatewayDeadAfter: Duration = .seconds(3),
+        context: ZMQContext, endpoint: String, share: WorkerShare, gatewayDeadAfter: Duration = .seconds(3),
         logger: Logger, handler: @escaping Handler
     ) {
+        self.endpoint = endpoint
         self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
             try socket.setLinger(milliseconds: 1_000)
             try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 2_000)
+            if PoolEndpoint.isIPv6(endpoint) { try socket.setIPv6(true) }
             try socket.connect(endpoint)
         }
-        self.capacity = capacity
+        self.share = share
         self.handler = handler
+        var logger = logger
+        logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
         self.logger = logger
-        self.gatewayDeadAfter = gatewayDeadAfter
+        self.state = Mutex(PoolWorkerStateMachine(share: share.requests, gatewayDeadAfter: gatewayDeadAfter, now: .now))
     }
+
+    /// Asks the worker to leave its pool and stop, as graceful shutdown does.
+    public func leave() { leaveRequest.ask() }
+
+    /// Whether the gateway has been silent past `gatewayDeadAfter` (diagnostics and tests).
+    public var gatewayIsSilent: Bool { state.withLock { $0.gatewayIsSilent(now: .now) } }
 
     public func run() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
-            try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(capacity))]))
+            let share = state.withLock { $0.share }
+            try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: share))]))
             group.addTask { try await self.heartbeatLoop() }
             // Requests run as children of a few lanes (thousands in one group cost a walk of the
-            // group's list per completion); leaving waits for every one of them.
+            // group's list per completion); leaving waits for every one of them, or cancels them all.
             let perform: @Sendable ((id: [UInt8], frame: [UInt8])) async -> Void = {
                 await self.serve(id: $0.id, frame: $0.frame)
             }
-            try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
-                // Taking requests ends when leaving is done; requests already taken still finish.
-                try await withThrowingTaskGroup(of: Void.self) { intake in
-                    intake.addTask { try await self.takeRequests(into: requests) }
-                    intake.addTask { try await self.leaveOnGracefulShutdown() }
-                    try await intake.next()
-                    intake.cancelAll()
+            do {
+                try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
+                    // Taking requests ends when leaving is done; requests already taken still finish.
+                    try await withThrowingTaskGroup(of: Void.self) { intake in
+                        intake.addTask { try await self.takeRequests(into: requests) }
+                        intake.addTask { try await self.leaveWhenAsked() }
+                        try await intake.next()
+                        intake.cancelAll()
+                    }
                 }
+            } catch is GatewayGone {
+                // The lanes cancelled what the worker held: nobody waits for those answers.
             }
             group.cancelAll()
         }
@@ -70,31 +98,50 @@ public final class PoolWorker: Service, Sendable {
     private func takeRequests(into requests: TaskLanes<(id: [UInt8], frame: [UInt8])>) async throws {
         while true {
             let message = try await socket.receive()
-            lastHeard.withLock { $0 = .now }
-            guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2 else { continue }
-            inFlight.withLock { $0 += 1 }
+            guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2 else {
+                state.withLock { $0.heard(now: .now) }
+                continue
+            }
+            state.withLock { $0.took(now: .now) }
             // Refused only when the worker is being cancelled: the request is dropped, as any in flight.
-            if !requests.submit((id: body[0], frame: body[1])) { inFlight.withLock { $0 -= 1 } }
+            if !requests.submit((id: body[0], frame: body[1])) { state.withLock { $0.answered() } }
         }
     }
 
-    /// On graceful shutdown: sends DISCONNECT, then returns once a second has
-    /// passed and no request is in flight. Requests the gateway sent before it
-    /// saw DISCONNECT may still arrive meanwhile, and are served.
-    private func leaveOnGracefulShutdown() async throws {
-        try await gracefulShutdown()
-        leaving.set()
-        logger.info("leaving the pool", metadata: ["pool.in_flight": "\(inFlight.withLock { $0 })"])
-        try await socket.send(PoolFrame.encode(.disconnect))
-        try await Task.sleep(for: .seconds(1))
-        while inFlight.withLock({ $0 > 0 }) {
-            try await Task.sleep(for: .milliseconds(50))
+    /// Once asked to leave: with a live gateway, sends DISCONNECT, then
+    /// returns once a second has passed and no request is in flight (requests
+    /// the gateway sent before it saw DISCONNECT may still arrive meanwhile,
+    /// and are served). With a silent one, disconnects and throws
+    /// `GatewayGone`.
+    private func leaveWhenAsked() async throws {
+        try await leaveRequest.wait()
+        let departure = state.withLock { $0.leave(now: .now) }
+        let inFlight = state.withLock { $0.inFlight }
+        switch departure {
+        case .dropAtOnce:
+            logger.info("leaving the pool; its gateway is gone", metadata: ["pool.dropped": "\(inFlight)"])
+            // Whatever is queued for the vanished gateway (heartbeats, replies) must not reach
+            // whoever holds its address next: a restarted gateway would take a stale REPLY for a
+            // request id of its own.
+            do {
+                try socket.disconnect(endpoint, discardingQueued: true)
+            } catch {
+                // The socket is closing anyway; its close drops the connection too.
+                logger.debug("disconnect failed", metadata: ["error": "\(error)"])
+            }
+            throw GatewayGone()
+        case .goodbye:
+            logger.info("leaving the pool", metadata: ["pool.in_flight": "\(inFlight)"])
+            try await socket.send(PoolFrame.encode(.disconnect))
+            try await Task.sleep(for: .seconds(1))
+            while !state.withLock({ $0.isIdle }) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
     }
 
-    /// Answers one request; `inFlight` was counted up by the reader.
+    /// Answers one request; the reader counted it in.
     private func serve(id: [UInt8], frame: [UInt8]) async {
-        defer { inFlight.withLock { $0 -= 1 } }
         let answer: Envelope
         do {
             answer = await handler(try Envelope(frame: frame))
@@ -103,26 +150,19 @@ public final class PoolWorker: Service, Sendable {
                 requestID: "", body: .failure(ServiceFailure(.unsupportedContract, message: "\(error)")))
         }
         try? await socket.send(PoolFrame.encode(.reply, [id, answer.frame()]))
+        state.withLock { $0.answered() }
     }
 
     private func heartbeatLoop() async throws {
         while true {
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: Self.heartbeatInterval)
             try await socket.send(PoolFrame.encode(.heartbeat))
-            // A leaving worker must not offer itself again.
-            if !leaving.isSet, ContinuousClock.now - lastHeard.withLock({ $0 }) > gatewayDeadAfter {
-                // Paranoid Pirate: the gateway may have restarted and forgotten us; announce again.
-                let free = max(0, capacity - inFlight.withLock { $0 })
-                try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(free))]))
-                lastHeard.withLock { $0 = .now }
+            if let free = state.withLock({ $0.tick(share: share.requests, now: .now) }) {
+                try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))]))
             }
         }
     }
 }
 
-/// Set once, when the worker starts leaving on graceful shutdown.
-final class LeaveFlag: Sendable {
-    private let flag = Atomic(false)
-    func set() { flag.store(true, ordering: .relaxed) }
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-}
+/// Thrown by a leaving worker whose gateway is gone, to cancel what it holds.
+struct GatewayGone: Error {}

@@ -94,6 +94,14 @@ extension ZMQSocket {
         try setReconnectIntervalMax(milliseconds: maximumMilliseconds)
     }
 
+    // MARK: Addresses
+
+    /// Whether TCP endpoints may be IPv6. libzmq's default is IPv4 only: a
+    /// socket connecting to an IPv6 address (`tcp://[fd00::7]:7421`) needs it.
+    /// Set before `bind` or `connect`.
+    public func isIPv6() throws(ZMQError) -> Bool { try intOption(ZMQ_IPV6, "ZMQ_IPV6") != 0 }
+    public func setIPv6(_ on: Bool) throws(ZMQError) { try setIntOption(ZMQ_IPV6, "ZMQ_IPV6", on ? 1 : 0) }
+
     // MARK: ROUTER and DEALER
 
     /// The identity a ROUTER peer sees for this socket: 1 to 255 bytes, not

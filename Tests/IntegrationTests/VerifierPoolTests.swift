@@ -126,6 +126,51 @@ import Testing
         }
     }
 
+    /// A verifier given a host name resolves it itself (`PoolDiscovery`, getaddrinfo) and serves
+    /// a gateway that starts after it. `127.1` is a name to the verifier (not an IP literal as
+    /// written) that getaddrinfo turns into 127.0.0.1 without asking DNS. Leaving a gateway whose
+    /// address left DNS is tested in-process with a scripted resolver (PoolDiscoveryTests).
+    @Test func aVerifierResolvesItsGatewayNameAndServesAGatewayStartedAfterIt() async throws {
+        let simulator = try await SimulatorProcess()
+        let port = try freeLoopbackPort()
+        let verifier: ChildProcess
+        do {
+            verifier = try ChildProcess(
+                "storekeeper-verifier",
+                environment: [
+                    "STOREKEEPER_VERIFIER_ENDPOINT": "tcp://127.1:\(port)",
+                    "STOREKEEPER_APPLE_PRODUCTION_URL": simulator.productionURL,
+                    "STOREKEEPER_APPLE_SANDBOX_URL": simulator.sandboxURL,
+                    "STOREKEEPER_APPLE_SHARED_SECRET": SimulatorProcess.secret,
+                    "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+                    "STOREKEEPER_LOG_LEVEL": "info",
+                ])
+        } catch {
+            await simulator.stop()
+            throw error
+        }
+        var pool: PoolHarness?
+        do {
+            // The name resolved to the gateway's address before any gateway runs there.
+            #expect(await verifier.waitForOutput(containing: "pool.endpoint=tcp://127.0.0.1:\(port)"))
+            let gateway = try await PoolHarness(simulator: simulator, port: port)
+            pool = gateway
+            try await gateway.waitForVerifiers(1)
+            let (receipt, transactionID) = try await simulator.purchase(
+                product: "com.example.gems", type: "consumable", environment: "production")
+            let result = try #require(try await gateway.verify(receipt).result)
+            #expect(result.transactions.map(\.transactionID) == [transactionID])
+        } catch {
+            await verifier.stop()
+            await pool?.stop()
+            await simulator.stop()
+            throw error
+        }
+        #expect(await verifier.stop() == 0, "verifier did not stop cleanly: \(verifier.captured)")
+        await pool?.stop()
+        await simulator.stop()
+    }
+
     @Test func aVerifierAddedUnderLoadTakesWork() async throws {
         try await withPool(verifierEnvironment: ["STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4"]) { pool, _ in
             try await pool.simulator.setFaults("production", ["latency_min_ms": 300, "latency_max_ms": 300])

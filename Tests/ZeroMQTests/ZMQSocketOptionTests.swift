@@ -37,6 +37,13 @@ import Testing
         #expect(try socket.isImmediate() == false)
     }
 
+    @Test func ipv6IsOffUntilSet() throws {
+        let socket = try ZMQSocket(context: context, type: .dealer)
+        #expect(try socket.isIPv6() == false)
+        try socket.setIPv6(true)
+        #expect(try socket.isIPv6())
+    }
+
     @Test func writeOnlyAndSubscriptionOptionsAreAccepted() throws {
         let router = try ZMQSocket(context: context, type: .router)
         try router.setRouterMandatory(true)

@@ -11,7 +11,7 @@ import ZeroMQ
 
 /// Builds the services of `storekeeper-verifier`, one member of the verifier
 /// pool: a libcurl client for Apple, the receipt verifier, and a pool worker
-/// connected to the gateway's verifier endpoint.
+/// connected to each gateway (and to the ledger's refresh pool).
 public enum VerifierApplication {
     public static let executableName = "storekeeper-verifier"
 
@@ -32,14 +32,14 @@ public enum VerifierApplication {
             acceptSandbox: settings.acceptSandbox)
         let handler = VerifyRequestHandler(
             verifier: verifier, signedData: signedData, defaultDeadline: settings.verifyDeadline)
-        // Every gateway's pool, and the ledger's (for subscription refreshes).
+        // Every gateway's pool, and the ledger's (for subscription refreshes). A host name stands
+        // for every address it resolves to, looked up again every few seconds (PoolDiscovery).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
         let zmq = ZMQContext()
-        // One worker per pool; the in-flight bound is shared between them.
-        let workers = endpoints.map { endpoint in
-            PoolWorker(
-                context: zmq, endpoint: endpoint, capacity: max(1, settings.maxInFlight / endpoints.count),
-                logger: context.logger, handler: handler.handle)
+        // One worker per pool address; the in-flight bound is shared between them.
+        let discovery = PoolDiscovery(endpoints: endpoints, maxInFlight: settings.maxInFlight, logger: context.logger) {
+            endpoint, share in
+            PoolWorker(context: zmq, endpoint: endpoint, share: share, logger: context.logger, handler: handler.handle)
         }
         context.logger.info(
             "verifier configured",
@@ -47,8 +47,8 @@ public enum VerifierApplication {
                 "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
                 "pool.endpoints": "\(endpoints.joined(separator: ","))", "pool.capacity": "\(settings.maxInFlight)",
             ])
-        // Started in order, stopped in reverse: the worker leaves the pool before the client stops.
-        return [client] + workers
+        // Started in order, stopped in reverse: the workers leave their pools before the client stops.
+        return [client, discovery]
     }
 
     /// Apple Root CA - G3, plus the roots in `STOREKEEPER_JWS_EXTRA_ROOTS` (tests and the simulator only).

@@ -89,7 +89,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .bindingPolicy: "transfer (a purchase seen under a new user moves to it) or keep (409 already_bound)"
         case .dataDirectory: "where the ledger keeps its SQLite database"
         case .eventsEndpoint: "the ledger's event PUB socket (ledger binds)"
-        case .verifierEndpoint: "gateway <-> verifier pool (gateway binds, verifiers connect)"
+        case .verifierEndpoint:
+            "gateway <-> verifier pool (gateway binds the first item; verifiers connect to every item, and to every address a host name resolves to, looked up again every 5 s)"
         case .ledgerEndpoint: "gateway -> ledger requests (ledger binds)"
         case .replayEndpoint: "event replay requests (ledger binds)"
         case .refreshEndpoint: "ledger <-> verifier pool for subscription refreshes (ledger binds, verifiers connect)"

@@ -3,7 +3,9 @@ public struct EndpointSettings: Sendable {
     /// `STOREKEEPER_EVENTS_ENDPOINT`: the ledger's event PUB socket (ledger binds).
     public var events: String
     /// `STOREKEEPER_VERIFIER_ENDPOINT`: the verifier pool (gateway binds, verifiers connect).
-    /// A comma list lets verifiers serve several gateways; a gateway binds the first.
+    /// A comma list lets verifiers serve several gateways; a gateway binds the first. A verifier
+    /// connects to every address a host name resolves to, and follows DNS (`PoolDiscovery`), so
+    /// one name can stand for every gateway, those started later included.
     public var verifiers: [String]
     public var verifier: String { verifiers[0] }
     /// `STOREKEEPER_LEDGER_ENDPOINT`: record, notification and entitlement requests (ledger binds).

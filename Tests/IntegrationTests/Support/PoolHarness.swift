@@ -12,9 +12,10 @@ final class PoolHarness: Sendable {
     let simulator: SimulatorProcess
     private let runner: Task<Void, any Error>
 
-    init(simulator: SimulatorProcess) async throws {
+    /// Binds 127.0.0.1:`port` (a free port when nil).
+    init(simulator: SimulatorProcess, port: Int? = nil) async throws {
         self.simulator = simulator
-        let port = try freeLoopbackPort()
+        let port = try port ?? freeLoopbackPort()
         endpoint = "tcp://127.0.0.1:\(port)"
         let client = VerifierPoolClient(context: ZMQContext(), endpoint: endpoint, logger: Logger(label: "test-pool"))
         self.client = client

@@ -1,0 +1,149 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The verifier's side of every pool it serves (the gateways', and the
+/// ledger's refresh pool): one `PoolWorker` per address, following DNS.
+///
+/// A `tcp://NAME:PORT` endpoint is looked up every `resolveInterval` (see
+/// `PoolDirectory` for the rules): an address that appears gets a worker at
+/// once, one that vanishes has its worker leave (`PoolWorker.leave()`), so a
+/// gateway started later is served within one interval without restarting a
+/// verifier. Gateways keep binding; nothing else changes for them.
+///
+/// The verifier's in-flight bound is split evenly over the workers connected
+/// now, and each worker announces its new share within a heartbeat.
+///
+/// Workers run as children of this service. On graceful shutdown the lookups
+/// stop and every worker leaves as it always has; `run()` returns when the
+/// last one has.
+public final class PoolDiscovery: Service, Sendable {
+    /// How often names are looked up again: short enough that a new gateway
+    /// gets verifiers within seconds of starting (its readiness waits for
+    /// them), long enough to cost a DNS server nothing. Docker's and
+    /// Kubernetes' DNS answer from the live set of containers, without TTL
+    /// games.
+    public static let resolveInterval: Duration = .seconds(5)
+
+    /// Builds the worker for one concrete endpoint (`tcp://ADDRESS:PORT`, or a fixed endpoint as given).
+    public typealias MakeWorker = @Sendable (_ endpoint: String, _ share: WorkerShare) -> PoolWorker
+
+    struct Active: Sendable {
+        let worker: PoolWorker
+        let share: WorkerShare
+    }
+
+    private let endpoints: [String]
+    private let maxInFlight: Int
+    private let resolver: any AddressResolver
+    private let interval: Duration
+    private let logger: Logger
+    private let makeWorker: MakeWorker
+    /// Workers not asked to leave, by endpoint.
+    private let active = Mutex<[String: Active]>([:])
+    private let running = Atomic(0)
+    private let rounds = Atomic(0)
+
+    /// - Parameters:
+    ///   - endpoints: the pools as configured (`STOREKEEPER_VERIFIER_ENDPOINT`'s list and the refresh endpoint).
+    ///   - maxInFlight: the verifier's bound on requests in flight, split over the workers.
+    public init(
+        endpoints: [String], maxInFlight: Int, resolver: any AddressResolver = SystemResolver(),
+        resolveInterval: Duration = PoolDiscovery.resolveInterval, logger: Logger,
+        makeWorker: @escaping MakeWorker
+    ) {
+        self.endpoints = endpoints
+        self.maxInFlight = maxInFlight
+        self.resolver = resolver
+        self.interval = resolveInterval
+        self.logger = logger
+        self.makeWorker = makeWorker
+    }
+
+    /// The endpoints served now, sorted (workers still leaving are not counted).
+    public var connectedEndpoints: [String] { active.withLock { $0.keys.sorted() } }
+
+    /// Workers still running, leaving ones included.
+    public var runningWorkerCount: Int { running.load(ordering: .relaxed) }
+
+    /// Rounds of lookups carried out so far.
+    public var completedRounds: Int { rounds.load(ordering: .relaxed) }
+
+    public func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            var directory = PoolDirectory(endpoints: endpoints)
+            var problems: [String: Resolution] = [:]
+            while true {
+                let names = directory.names
+                let answers = await cancelWhenGracefulShutdown { await self.lookUp(names) }
+                if Task.isShuttingDownGracefully || Task.isCancelled { break }
+                report(answers, against: &problems)
+                let changes = directory.update(answers)
+                apply(changes, share: directory.share(of: maxInFlight), in: &group)
+                rounds.add(1, ordering: .relaxed)
+                // Fixed endpoints only: nothing will ever change.
+                if names.isEmpty { break }
+                do {
+                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+                } catch {
+                    break
+                }
+            }
+        }
+    }
+
+    /// One lookup per name, one after the other (a verifier is given a name or two).
+    private func lookUp(_ names: [String]) async -> [String: Resolution] {
+        var answers: [String: Resolution] = [:]
+        for name in names { answers[name] = await resolver.resolve(name) }
+        return answers
+    }
+
+    /// Retires and starts workers, then gives every worker its share.
+    private func apply(
+        _ changes: [PoolDirectory.Change], share: Int, in group: inout ThrowingDiscardingTaskGroup<any Error>
+    ) {
+        for change in changes {
+            switch change {
+            case .retire(let endpoint):
+                logger.info("pool address gone from DNS; its worker leaves", metadata: ["pool.endpoint": "\(endpoint)"])
+                active.withLock { $0.removeValue(forKey: endpoint) }?.worker.leave()
+            case .connect(let endpoint):
+                logger.info("connecting to a pool", metadata: ["pool.endpoint": "\(endpoint)", "pool.share": "\(share)"])
+                let workerShare = WorkerShare(share)
+                let worker = makeWorker(endpoint, workerShare)
+                active.withLock { $0[endpoint] = Active(worker: worker, share: workerShare) }
+                running.add(1, ordering: .relaxed)
+                group.addTask {
+                    defer { self.running.subtract(1, ordering: .relaxed) }
+                    try await worker.run()
+                }
+            }
+        }
+        active.withLock { workers in
+            for worker in workers.values { worker.share.set(share) }
+        }
+    }
+
+    /// Logs a name whose lookup failed or found nothing, once until that changes.
+    private func report(_ answers: [String: Resolution], against problems: inout [String: Resolution]) {
+        for (name, answer) in answers.sorted(by: { $0.key < $1.key }) {
+            let problem: Resolution?
+            switch answer {
+            case .addresses(let addresses): problem = addresses.isEmpty ? answer : nil
+            case .failed: problem = answer
+            }
+            guard problems[name] != problem else { continue }
+            problems[name] = problem
+            switch problem {
+            case .failed(let reason)?:
+                logger.warning(
+                    "pool name lookup failed; keeping its addresses", metadata: ["pool.name": "\(name)", "error": "\(reason)"])
+            case .addresses?:
+                logger.warning("pool name resolves to no address", metadata: ["pool.name": "\(name)"])
+            case nil:
+                logger.info("pool name resolves again", metadata: ["pool.name": "\(name)"])
+            }
+        }
+    }
+}

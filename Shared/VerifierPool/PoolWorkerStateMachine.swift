@@ -1,0 +1,90 @@
+/// A pool worker's side of the protocol as a pure state machine: how many
+/// requests it holds, how many credits its gateway is believed to hold, when
+/// to announce its free capacity (READY) again, and how to leave. No sockets,
+/// no clock: `PoolWorker` feeds it events with the time and sends what it
+/// returns.
+///
+/// Credits: READY(n) sets the gateway's credits to n, each REQUEST takes one
+/// and each REPLY gives one back, so while nothing changes `inFlight +
+/// credits` stays at the worker's share. When the share changes (another
+/// pool appeared or left), the next tick announces `share - inFlight`. When
+/// the worker holds more than a smaller share, READY(0) takes back the
+/// credits its replies return until it is under the share again: the
+/// protocol cannot take back requests already sent, so that excess drains
+/// as those requests are answered.
+struct PoolWorkerStateMachine: Sendable {
+    /// How a leaving worker goes.
+    enum Departure: Equatable, Sendable {
+        /// The gateway is alive: DISCONNECT, answer what it holds, then stop.
+        case goodbye
+        /// The gateway has been silent past `gatewayDeadAfter`: nobody would
+        /// take a goodbye or an answer, so drop the connection and what is
+        /// queued on it now.
+        case dropAtOnce
+    }
+
+    let gatewayDeadAfter: Duration
+    private(set) var share: Int
+    private(set) var inFlight = 0
+    /// What the gateway is believed to hold: exact but for messages crossing on the wire.
+    private(set) var credits: Int
+    private(set) var leaving = false
+    private var lastHeard: ContinuousClock.Instant
+    private var lastReannounced: ContinuousClock.Instant
+
+    /// Starts with READY(`share`), which the caller sends.
+    init(share: Int, gatewayDeadAfter: Duration, now: ContinuousClock.Instant) {
+        self.share = max(0, share)
+        self.credits = max(0, share)
+        self.gatewayDeadAfter = gatewayDeadAfter
+        self.lastHeard = now
+        self.lastReannounced = now
+    }
+
+    var isIdle: Bool { inFlight == 0 }
+
+    func gatewayIsSilent(now: ContinuousClock.Instant) -> Bool { now - lastHeard > gatewayDeadAfter }
+
+    /// Any message from the gateway.
+    mutating func heard(now: ContinuousClock.Instant) {
+        lastHeard = now
+    }
+
+    /// A REQUEST arrived: it took a credit (or one the worker did not know of, when none is left).
+    mutating func took(now: ContinuousClock.Instant) {
+        lastHeard = now
+        inFlight += 1
+        credits = max(0, credits - 1)
+    }
+
+    /// A REPLY went out: it gives its credit back (a leaving worker's credits no longer count).
+    mutating func answered() {
+        inFlight = max(0, inFlight - 1)
+        if !leaving { credits += 1 }
+    }
+
+    /// Once a heartbeat, with the share in force now: the free capacity to
+    /// announce (READY), or nil.
+    mutating func tick(share newShare: Int, now: ContinuousClock.Instant) -> Int? {
+        guard !leaving else { return nil }
+        share = max(0, newShare)
+        let free = max(0, share - inFlight)
+        // Paranoid Pirate: a gateway silent this long may have restarted and forgotten this
+        // worker; announce again, once per silent period.
+        if gatewayIsSilent(now: now) && now - lastReannounced > gatewayDeadAfter {
+            lastReannounced = now
+            credits = free
+            return free
+        }
+        guard credits != free else { return nil }
+        credits = free
+        return free
+    }
+
+    /// Asked to leave (graceful shutdown, or its address left DNS).
+    mutating func leave(now: ContinuousClock.Instant) -> Departure {
+        leaving = true
+        credits = 0
+        return gatewayIsSilent(now: now) ? .dropAtOnce : .goodbye
+    }
+}

@@ -1,0 +1,176 @@
+import Contracts
+import Logging
+import ServiceLifecycle
+import Testing
+import ZeroMQ
+
+@testable import VerifierPool
+
+/// A verifier's pool workers following DNS, in-process over loopback TCP: a
+/// real gateway end of the pool (`VerifierPoolClient`), real workers, and a
+/// resolver the test scripts. Every gateway binds 127.0.0.1; the name
+/// `gateways.test` resolves to it only while the test says so.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct PoolDiscoveryTests {
+    static let name = "gateways.test"
+
+    let zmq = ZMQContext()
+    let resolver = ScriptedResolver()
+    let handler = TestHandler()
+
+    func discovery(
+        endpoints: [String], maxInFlight: Int = 8, gatewayDeadAfter: Duration = .seconds(3),
+        built: Latest<PoolWorker>? = nil
+    ) -> PoolDiscovery {
+        let zmq = zmq
+        let handler = handler
+        return PoolDiscovery(
+            endpoints: endpoints, maxInFlight: maxInFlight, resolver: resolver, resolveInterval: .milliseconds(50),
+            logger: quietLogger
+        ) { endpoint, share in
+            let worker = PoolWorker(
+                context: zmq, endpoint: endpoint, share: share, gatewayDeadAfter: gatewayDeadAfter, logger: quietLogger,
+                handler: handler.handle)
+            built?.set(worker)
+            return worker
+        }
+    }
+
+    /// A gateway's end of the pool on 127.0.0.1:`port`, running until `stop`.
+    struct Gateway {
+        let client: VerifierPoolClient
+        let task: Task<Void, any Error>
+
+        init(context: ZMQContext, port: Int) {
+            let client = VerifierPoolClient(context: context, endpoint: "tcp://127.0.0.1:\(port)", logger: quietLogger)
+            self.client = client
+            task = Task { try await client.run() }
+        }
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+        }
+    }
+
+    /// Runs `body` with a gateway on 127.0.0.1:`port`, and stops it afterwards (also when `body` stopped it).
+    func withGateway(port: Int, _ body: (Gateway) async throws -> Void) async throws {
+        let gateway = Gateway(context: zmq, port: port)
+        do {
+            try await body(gateway)
+        } catch {
+            await gateway.stop()
+            throw error
+        }
+        await gateway.stop()
+    }
+
+    /// Runs `discovery` in a service group, and stops it the way SIGTERM does once `body` is done.
+    func withRunning(_ discovery: PoolDiscovery, _ body: () async throws -> Void) async throws {
+        let group = ServiceGroup(services: [discovery], logger: quietLogger)
+        let running = Task { try await group.run() }
+        do {
+            try await body()
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = await running.result
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(discovery.runningWorkerCount == 0)
+    }
+
+    @Test func aGatewayStartedAfterTheVerifierIsServedAndOneGoneFromDNSIsNot() async throws {
+        let port = try freeLoopbackPort()
+        let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)"])
+        try await withRunning(discovery) {
+            // No gateway yet: the name has no address, so nothing is connected.
+            #expect(await eventually { discovery.completedRounds >= 2 })
+            #expect(discovery.connectedEndpoints.isEmpty)
+
+            try await withGateway(port: port) { gateway in
+                resolver.set(Self.name, .addresses(["127.0.0.1"]))
+                #expect(await eventually { gateway.client.workerCount == 1 })
+                #expect(discovery.connectedEndpoints == ["tcp://127.0.0.1:\(port)"])
+                let answer = try await gateway.client.verify(request("r-1", deadline: .seconds(10)))
+                #expect(answer.requestID == "r-1")
+
+                // The gateway leaves DNS (scaled down, draining): the worker says goodbye and stops.
+                resolver.set(Self.name, .addresses([]))
+                #expect(await eventually { gateway.client.workerCount == 0 })
+                #expect(await eventually { discovery.runningWorkerCount == 0 })
+                #expect(discovery.connectedEndpoints.isEmpty)
+                await #expect(throws: VerifierPoolClient.Unavailable()) {
+                    try await gateway.client.verify(request("r-2", deadline: .milliseconds(500)))
+                }
+
+                // It comes back (or another gateway gets its address): served again.
+                resolver.set(Self.name, .addresses(["127.0.0.1"]))
+                #expect(await eventually { gateway.client.workerCount == 1 })
+                #expect(try await gateway.client.verify(request("r-3", deadline: .seconds(10))).requestID == "r-3")
+            }
+        }
+    }
+
+    @Test func aWorkerWhoseGatewayDiedLeavesAtOnceAndDropsWhatItHeld() async throws {
+        let port = try freeLoopbackPort()
+        let built = Latest<PoolWorker>()
+        // Gateways heartbeat every second: a gateway silent 1.5 s is gone.
+        let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)"], gatewayDeadAfter: .milliseconds(1_500), built: built)
+        resolver.set(Self.name, .addresses(["127.0.0.1"]))
+        try await withRunning(discovery) {
+            try await withGateway(port: port) { gateway in
+                #expect(await eventually { gateway.client.workerCount == 1 })
+                let held = Task { try await gateway.client.verify(request("hold-1", deadline: .seconds(60))) }
+                #expect(await eventually { handler.holding == 1 })
+
+                // The gateway dies, then its address leaves DNS.
+                await gateway.stop()
+                _ = await held.result
+                let worker = try #require(built.current)
+                #expect(await eventually { worker.gatewayIsSilent })
+                resolver.set(Self.name, .addresses([]))
+                // A goodbye would wait for the held request, which never ends by itself: the worker
+                // stopping proves it disconnected at once and cancelled what it held.
+                #expect(await eventually { discovery.runningWorkerCount == 0 })
+                #expect(handler.cancelled == 1)
+            }
+        }
+    }
+
+    @Test func eachWorkerAnnouncesItsShareAsPoolsComeAndGo() async throws {
+        // The refresh pool, as a bare ROUTER that reads what its worker announces.
+        let refresh = try ZMQSocket(context: zmq, type: .router)
+        try refresh.bind("tcp://127.0.0.1:*")
+        let refreshEndpoint = try refresh.lastEndpoint()
+        // Nothing needs to listen on the named pool: a connected worker holds its share either way.
+        let port = try freeLoopbackPort()
+        let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)", refreshEndpoint], maxInFlight: 8)
+        try await withRunning(discovery) {
+            #expect(await announces(8, on: refresh))
+            resolver.set(Self.name, .addresses(["127.0.0.1"]))
+            #expect(await announces(4, on: refresh))
+            #expect(discovery.connectedEndpoints.count == 2)
+            resolver.set(Self.name, .addresses([]))
+            #expect(await announces(8, on: refresh))
+        }
+    }
+
+    /// Whether a READY announcing `capacity` reaches the router in time (other messages are skipped:
+    /// heartbeats, and a READY a silent router gets again every few seconds).
+    func announces(_ capacity: Int, on router: ZMQSocket, within limit: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            guard let message = try? router.receive(dontWait: true) else {
+                try? await Task.sleep(for: .milliseconds(10))
+                continue
+            }
+            if let (command, body) = PoolFrame.decode(message.dropFirst()), command == .ready,
+                body.first.flatMap(PoolFrame.uint32) == UInt32(capacity)
+            {
+                return true
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,94 @@
+import Testing
+
+@testable import VerifierPool
+
+/// The worker's credits, re-announcements and departure, with the time passed in.
+@Suite struct PoolWorkerStateMachineTests {
+    let t0 = ContinuousClock.now
+
+    func machine(share: Int = 4) -> PoolWorkerStateMachine {
+        PoolWorkerStateMachine(share: share, gatewayDeadAfter: .seconds(3), now: t0)
+    }
+
+    @Test func nothingIsAnnouncedWhileRequestsAndRepliesKeepTheShare() {
+        var worker = machine()
+        for _ in 0..<3 { worker.took(now: t0) }
+        #expect(worker.inFlight == 3 && worker.credits == 1)
+        #expect(worker.tick(share: 4, now: t0 + .seconds(1)) == nil)
+        worker.answered()
+        #expect(worker.inFlight == 2 && worker.credits == 2)
+        #expect(worker.tick(share: 4, now: t0 + .seconds(2)) == nil)
+    }
+
+    @Test func aLargerShareIsAnnouncedAtTheNextTick() {
+        var worker = machine()
+        worker.took(now: t0)
+        #expect(worker.tick(share: 8, now: t0 + .seconds(1)) == 7)
+        #expect(worker.credits == 7)
+        #expect(worker.tick(share: 8, now: t0 + .seconds(2)) == nil)
+    }
+
+    @Test func aSmallerShareTakesBackCreditsAndTheExcessDrainsAsItIsAnswered() {
+        var worker = machine(share: 8)
+        for _ in 0..<6 { worker.took(now: t0) }
+        // Another pool appeared: the share halves while 6 are held.
+        #expect(worker.tick(share: 4, now: t0 + .seconds(1)) == 0)
+        #expect(worker.credits == 0)
+        // A reply gives the gateway a credit back: taken back at the next tick while over the share.
+        worker.answered()
+        #expect(worker.tick(share: 4, now: t0 + .seconds(2)) == 0)
+        // Under sustained load each returned credit is used at once: nothing to take back.
+        worker.answered()
+        worker.took(now: t0 + .seconds(2))
+        #expect(worker.tick(share: 4, now: t0 + .seconds(3)) == nil)
+        // Below the share again: the gateway gets what is free.
+        for _ in 0..<3 { worker.answered() }
+        #expect(worker.inFlight == 2)
+        #expect(worker.tick(share: 4, now: t0 + .seconds(4)) == 2)
+        #expect(worker.tick(share: 4, now: t0 + .seconds(5)) == nil)
+    }
+
+    @Test func aRequestBeyondTheKnownCreditsIsAnsweredAndTheCreditsAreResynchronised() {
+        var worker = machine(share: 1)
+        worker.took(now: t0)
+        worker.took(now: t0)  // sent before the gateway saw a smaller READY, say
+        #expect(worker.credits == 0)
+        worker.answered()
+        worker.answered()
+        #expect(worker.credits == 2)
+        #expect(worker.tick(share: 1, now: t0 + .seconds(1)) == 1)
+    }
+
+    @Test func aSilentGatewayIsToldAgainOncePerSilentPeriod() {
+        var worker = machine()
+        worker.heard(now: t0)
+        #expect(worker.tick(share: 4, now: t0 + .seconds(3)) == nil)
+        #expect(!worker.gatewayIsSilent(now: t0 + .seconds(3)))
+        #expect(worker.gatewayIsSilent(now: t0 + .milliseconds(3_100)))
+        #expect(worker.tick(share: 4, now: t0 + .milliseconds(3_100)) == 4)
+        #expect(worker.tick(share: 4, now: t0 + .seconds(5)) == nil)
+        #expect(worker.tick(share: 4, now: t0 + .milliseconds(6_200)) == 4)
+        // Announcing does not make the gateway heard: it is still silent.
+        #expect(worker.gatewayIsSilent(now: t0 + .milliseconds(6_200)))
+        worker.heard(now: t0 + .seconds(7))
+        #expect(worker.tick(share: 4, now: t0 + .seconds(8)) == nil)
+    }
+
+    @Test func aLeavingWorkerSaysGoodbyeToALiveGatewayAndAnnouncesNothingMore() {
+        var worker = machine()
+        worker.took(now: t0)
+        #expect(worker.leave(now: t0 + .seconds(1)) == .goodbye)
+        #expect(worker.tick(share: 8, now: t0 + .seconds(2)) == nil)
+        #expect(worker.tick(share: 8, now: t0 + .seconds(10)) == nil)
+        #expect(!worker.isIdle)
+        worker.answered()
+        #expect(worker.isIdle)
+        #expect(worker.credits == 0)
+    }
+
+    @Test func aLeavingWorkerWhoseGatewayIsSilentDropsAtOnce() {
+        var worker = machine()
+        worker.took(now: t0)
+        #expect(worker.leave(now: t0 + .milliseconds(3_100)) == .dropAtOnce)
+    }
+}

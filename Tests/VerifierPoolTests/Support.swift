@@ -1,0 +1,90 @@
+import Contracts
+import Foundation
+import Logging
+import Synchronization
+
+@testable import VerifierPool
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Answers of a DNS the test writes: no lookup leaves the process.
+final class ScriptedResolver: AddressResolver {
+    private let answers = Mutex<[String: Resolution]>([:])
+
+    func set(_ name: String, _ answer: Resolution) { answers.withLock { $0[name] = answer } }
+
+    func resolve(_ host: String) async -> Resolution {
+        answers.withLock { $0[host] } ?? .addresses([])
+    }
+}
+
+/// A verifier's request handler for pool tests: echoes the request id back.
+/// A request whose id starts with "hold" is held until its task is cancelled.
+final class TestHandler: Sendable {
+    private let counts = Mutex((holding: 0, cancelled: 0))
+
+    var holding: Int { counts.withLock { $0.holding } }
+    var cancelled: Int { counts.withLock { $0.cancelled } }
+
+    func handle(_ request: Envelope) async -> Envelope {
+        if request.requestID.hasPrefix("hold") {
+            counts.withLock { $0.holding += 1 }
+            try? await Task.sleep(for: .seconds(3_600))
+            if Task.isCancelled { counts.withLock { $0.cancelled += 1 } }
+        }
+        return Envelope(requestID: request.requestID, body: .verifyResult(VerifyResult()))
+    }
+}
+
+/// A value set by one task and read by another (a worker a factory built).
+final class Latest<Value: Sendable>: Sendable {
+    private let value = Mutex<Value?>(nil)
+    func set(_ newValue: Value) { value.withLock { $0 = newValue } }
+    var current: Value? { value.withLock { $0 } }
+}
+
+/// Waits until `condition` holds, looking every 10 ms, for at most `limit`:
+/// a bounded wait on a condition, never a fixed sleep as proof.
+func eventually(within limit: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// A loopback TCP port free right now, for a gateway the test starts later:
+/// below the kernel's ephemeral range (from 32768), where outgoing
+/// connections would take it meanwhile.
+func freeLoopbackPort() throws -> Int {
+    for _ in 0..<1_000 {
+        let port = Int.random(in: 20_000..<32_000)
+        if canBindLoopback(port) { return port }
+    }
+    throw POSIXError(.EADDRNOTAVAIL)
+}
+
+private func canBindLoopback(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
+let quietLogger = Logger(label: "storekeeper.test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+/// A request envelope whose deadline is `deadline` from now.
+func request(_ id: String, deadline: Duration) -> Envelope {
+    let deadlineMs = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(deadline.components.seconds * 1_000)
+        + deadline.components.attoseconds / 1_000_000_000_000_000
+    return Envelope(requestID: id, deadlineMilliseconds: deadlineMs, body: .verifyRequest(VerifyRequest()))
+}
