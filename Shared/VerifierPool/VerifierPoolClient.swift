@@ -17,7 +17,10 @@ public final class VerifierPoolClient: Service, Sendable {
 
     struct State: ~Copyable {
         var dispatcher: PoolDispatcher
-        var nextID: UInt64 = 0
+        /// Starts at random: a verifier still holding a request of this gateway's previous process
+        /// (restarted at the same address) replies with that process's id, which must not match a
+        /// request of this one, or a client would get another client's answer.
+        var nextID = UInt64.random(in: 0..<(1 << 62))
         var waiting: [UInt64: (envelope: [UInt8], continuation: CheckedContinuation<Envelope, any Error>)] = [:]
         var repliesByWorker: [[UInt8]: Int] = [:]
     }

@@ -1,0 +1,65 @@
+import Contracts
+import Testing
+import VerifierPool
+import ZeroMQ
+
+/// A gateway restarted at the same address, while a verifier still held a
+/// request of the previous process: the verifier's late answer to it must not
+/// be taken as the answer to a request of the new process.
+@Suite("A restarted gateway never takes its previous process's answers")
+struct GatewayRestartTests {
+    @Test func aLateReplyToThePreviousProcessIsNotDeliveredToANewRequest() async throws {
+        let zmq = ZMQContext()
+        let endpoint = "tcp://127.0.0.1:\(try freeLoopbackPort())"
+        // The verifier, as a bare DEALER that answers when the test says.
+        let worker = try ZMQSocket(context: zmq, type: .dealer)
+        try worker.setLinger(milliseconds: 0)
+        try worker.connect(endpoint)
+
+        let staleID = try await requestHeld(by: worker, from: endpoint, zmq: zmq, envelope: "before-restart")
+        // The new process, at the same address; the verifier answers the old request first.
+        let gateway = VerifierPoolClient(context: zmq, endpoint: endpoint, logger: quietLogger)
+        let running = Task { try await gateway.run() }
+        defer { running.cancel() }
+        #expect(await eventually { _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(4)])); return gateway.workerCount == 1 })
+        async let answer = gateway.verify(request("after-restart", deadline: .seconds(20)))
+        let (freshID, _) = try #require(await nextRequest(on: worker))
+        _ = try worker.send(PoolFrame.encode(.reply, [PoolFrame.uint64(staleID), reply("answer-to-before-restart")]))
+        _ = try worker.send(PoolFrame.encode(.reply, [PoolFrame.uint64(freshID), reply("answer-to-after-restart")]))
+        #expect(try await answer.requestID == "answer-to-after-restart")
+    }
+
+    /// Runs a gateway process, has it send one request to `worker`, and stops it with the request
+    /// still held: the request's id.
+    private func requestHeld(
+        by worker: ZMQSocket, from endpoint: String, zmq: ZMQContext, envelope: String
+    ) async throws -> UInt64 {
+        let gateway = VerifierPoolClient(context: zmq, endpoint: endpoint, logger: quietLogger)
+        let running = Task { try await gateway.run() }
+        #expect(await eventually { _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(4)])); return gateway.workerCount == 1 })
+        let waiting = Task { try await gateway.verify(request(envelope, deadline: .seconds(20))) }
+        let (id, _) = try #require(await nextRequest(on: worker))
+        running.cancel()
+        _ = await waiting.result
+        _ = try? await running.value
+        return id
+    }
+
+    /// The next REQUEST the worker receives: its id and envelope.
+    private func nextRequest(on worker: ZMQSocket) async -> (UInt64, Envelope)? {
+        for _ in 0..<2_000 {
+            if let message = try? worker.receive(dontWait: true), let (command, body) = PoolFrame.decode(message),
+                command == .request, body.count == 2, let id = PoolFrame.uint64(body[0]),
+                let envelope = try? Envelope(frame: body[1])
+            {
+                return (id, envelope)
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    private func reply(_ requestID: String) -> [UInt8] {
+        Envelope(requestID: requestID, deadlineMilliseconds: 0, body: .verifyRequest(VerifyRequest())).frame()
+    }
+}
