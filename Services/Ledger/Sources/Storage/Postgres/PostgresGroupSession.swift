@@ -36,15 +36,12 @@ final class PostgresGroupSession: LedgerSession {
         for key in prefetch.transactions where cache.transactions[key] == nil { cache.absentTransactions.insert(key) }
         cache.completePurchases.formUnion(prefetch.purchases)
 
-        cache.rememberBindings(try direct.bindings(of: prefetch.purchases, users: prefetch.users), complete: prefetch.users)
+        for (key, user) in try direct.owners(of: prefetch.purchases) { cache.owners[key] = .some(user) }
         for key in prefetch.purchases where cache.owners[key] == nil { cache.owners[key] = .some(nil) }
-
-        var subscriptions = prefetch.purchases
-        for user in prefetch.users { subscriptions.formUnion(cache.ownedBy[user] ?? []) }
-        for row in try direct.subscriptions(subscriptions) { cache.subscriptions[row.key] = .some(row) }
-        for key in subscriptions where cache.subscriptions[key] == nil { cache.subscriptions[key] = .some(nil) }
-
-        try loadOneOffCandidates(of: prefetch.users, listed: prefetch.listedProducts)
+        for row in try direct.subscriptions(prefetch.purchases) { cache.subscriptions[row.key] = .some(row) }
+        for key in prefetch.purchases where cache.subscriptions[key] == nil { cache.subscriptions[key] = .some(nil) }
+        try loadSubscriptions(ownedBy: prefetch.users)
+        try loadOneOffPurchases(ownedBy: prefetch.users, listed: prefetch.listedProducts)
 
         let applied = try direct.appliedNotifications(prefetch.notificationIDs)
         for id in prefetch.notificationIDs { cache.appliedNotifications[id] = applied.contains(id) }
@@ -148,50 +145,47 @@ final class PostgresGroupSession: LedgerSession {
     }
 
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
-        let owned = try ownedPurchases(of: user)
-        if !cache.oneOffUsers.contains(user) || cache.oneOffListed != listedProducts {
-            try loadOneOffCandidates(of: [user], listed: listedProducts)
+        try loadOneOffPurchases(ownedBy: [user], listed: listedProducts)
+        // The snapshot's, then whatever this group wrote or bound that may count; filtered at the end.
+        var rows: [TransactionKey: StoredTransaction] = [:]
+        for key in cache.oneOffOwnedBy[user] ?? [] {
+            if let row = pending(key) ?? cache.transactions[key] { rows[key] = row }
+        }
+        for purchase in purchasesBound(to: user) {
+            for row in try transactions(of: purchase) { rows[row.key] = row }
+        }
+        for purchase in Set(group.transactionsByPurchase.keys).union(unit.transactionsByPurchase.keys)
+        where try owner(of: purchase) == user {
+            for key in (group.transactionsByPurchase[purchase] ?? []).union(unit.transactionsByPurchase[purchase] ?? []) {
+                rows[key] = pending(key)
+            }
         }
         let listed = Set(listedProducts)
-        var rows: [StoredTransaction] = []
-        for purchase in owned {
-            // Bound to the user in the snapshot: its candidates are loaded; bound in this group: read it whole.
-            var keys: Set<TransactionKey>
-            if cache.ownedBy[user]?.contains(purchase) == true, !cache.completePurchases.contains(purchase) {
-                keys = cache.oneOffByPurchase[purchase] ?? []
-            } else {
-                keys = Set(try transactions(of: purchase).map(\.key))
-            }
-            keys.formUnion(group.transactionsByPurchase[purchase] ?? [])
-            keys.formUnion(unit.transactionsByPurchase[purchase] ?? [])
-            rows += keys.compactMap { pending($0) ?? cache.transactions[$0] }.filter {
-                $0.subscriptionKey == purchase && $0.expiresDateMs == nil
-                    && ($0.kind == .nonConsumable || $0.kind == .nonRenewing
-                        || ($0.kind == nil && listed.contains($0.productID)))
-            }
-        }
-        return rows.sorted {
+        return try rows.values.filter { row in
+            guard row.expiresDateMs == nil,
+                row.kind == .nonConsumable || row.kind == .nonRenewing || (row.kind == nil && listed.contains(row.productID))
+            else { return false }
+            return try owner(of: row.subscriptionKey) == user
+        }.sorted {
             ($0.originalTransactionID, StoredEnvironment.name($0.key.environment), $0.purchaseDateMs, $0.key.transactionID)
                 < ($1.originalTransactionID, StoredEnvironment.name($1.key.environment), $1.purchaseDateMs, $1.key.transactionID)
         }
     }
 
-    private func loadOneOffCandidates(of users: Set<String>, listed: [String]) throws {
+    /// The snapshot's one-off purchases of `users` (by the query `oneOffPurchases` is, so a user with
+    /// thousands of consumables costs nothing here).
+    private func loadOneOffPurchases(ownedBy users: Set<String>, listed: [String]) throws {
         if cache.oneOffListed != listed {
-            cache.oneOffUsers = []
-            cache.oneOffByPurchase = [:]
+            cache.oneOffOwnedBy = [:]
             cache.oneOffListed = listed
         }
-        let users = users.subtracting(cache.oneOffUsers)
+        let users = users.filter { cache.oneOffOwnedBy[$0] == nil }
         guard !users.isEmpty else { return }
-        for row in try direct.oneOffPurchases(ownedBy: users, listedProducts: listed) {
+        for user in users { cache.oneOffOwnedBy[user] = [] }
+        for (row, user) in try direct.oneOffPurchases(ownedBy: users, listedProducts: listed) {
             if cache.transactions[row.key] == nil { cache.remember(row) }
-            cache.oneOffByPurchase[row.subscriptionKey, default: []].insert(row.key)
-        }
-        cache.oneOffUsers.formUnion(users)
-        // The candidates came by the users' bindings: those must be known to match them.
-        for user in users where cache.ownedBy[user] == nil {
-            cache.rememberBindings(try direct.bindings(of: [SubscriptionKey](), users: [user]), complete: [user])
+            cache.owners[row.subscriptionKey] = .some(user)
+            cache.oneOffOwnedBy[user]!.append(row.key)
         }
     }
 
@@ -205,15 +199,12 @@ final class PostgresGroupSession: LedgerSession {
         return owner
     }
 
-    /// The purchases bound to `user` now: the snapshot's, less those moved away, plus those bound in this group.
-    private func ownedPurchases(of user: String) throws -> Set<SubscriptionKey> {
-        if cache.ownedBy[user] == nil {
-            cache.rememberBindings(try direct.bindings(of: [SubscriptionKey](), users: [user]), complete: [user])
-        }
-        var owned = Set(try cache.ownedBy[user, default: []].filter { try owner(of: $0) == user })
-        for (key, binding) in group.bindings where binding.user == user && unit.bindings[key] == nil { owned.insert(key) }
-        for (key, binding) in unit.bindings where binding.user == user { owned.insert(key) }
-        return owned
+    /// The purchases this group bound to `user` (and did not move on).
+    private func purchasesBound(to user: String) -> Set<SubscriptionKey> {
+        var keys = Set<SubscriptionKey>()
+        for (key, binding) in group.bindings where binding.user == user && unit.bindings[key] == nil { keys.insert(key) }
+        for (key, binding) in unit.bindings where binding.user == user { keys.insert(key) }
+        return keys
     }
 
     func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws {
@@ -233,17 +224,34 @@ final class PostgresGroupSession: LedgerSession {
     }
 
     func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord] {
-        let owned = try ownedPurchases(of: user)
-        let missing = owned.filter {
+        try loadSubscriptions(ownedBy: [user])
+        // The snapshot's, those this group bound to the user, and those it created for purchases the user holds.
+        var keys = purchasesBound(to: user)
+        for key in cache.subscriptionsOwnedBy[user] ?? [] where try owner(of: key) == user { keys.insert(key) }
+        for key in Set(group.subscriptions.keys).union(unit.subscriptions.keys) where try owner(of: key) == user {
+            keys.insert(key)
+        }
+        let missing = keys.filter {
             unit.subscriptions[$0] == nil && group.subscriptions[$0] == nil && cache.subscriptions[$0] == nil
         }
         if !missing.isEmpty {
             for row in try direct.subscriptions(missing) { cache.subscriptions[row.key] = .some(row) }
             for key in missing where cache.subscriptions[key] == nil { cache.subscriptions[key] = .some(nil) }
         }
-        return try owned.compactMap { try subscription($0) }.sorted {
+        return try keys.compactMap { try subscription($0) }.sorted {
             ($0.key.originalTransactionID, StoredEnvironment.name($0.key.environment))
                 < ($1.key.originalTransactionID, StoredEnvironment.name($1.key.environment))
+        }
+    }
+
+    private func loadSubscriptions(ownedBy users: Set<String>) throws {
+        let users = users.filter { cache.subscriptionsOwnedBy[$0] == nil }
+        guard !users.isEmpty else { return }
+        for user in users { cache.subscriptionsOwnedBy[user] = [] }
+        for (row, user) in try direct.subscriptions(ownedBy: users) {
+            if cache.subscriptions[row.key] == nil { cache.subscriptions[row.key] = .some(row) }
+            cache.owners[row.key] = .some(user)
+            cache.subscriptionsOwnedBy[user]!.append(row.key)
         }
     }
 

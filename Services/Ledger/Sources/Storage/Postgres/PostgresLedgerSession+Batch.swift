@@ -26,21 +26,32 @@ extension PostgresLedgerSession {
         ).rows.map(Self.storedTransaction)
     }
 
-    /// The bindings of `purchases`, and every binding of `users`.
-    func bindings(of purchases: some Collection<SubscriptionKey>, users: some Collection<String>) throws
-        -> [(SubscriptionKey, user: String)]
-    {
-        guard !purchases.isEmpty || !users.isEmpty else { return [] }
+    /// The users `purchases` are bound to.
+    func owners(of purchases: some Collection<SubscriptionKey>) throws -> [(SubscriptionKey, user: String)] {
+        guard !purchases.isEmpty else { return [] }
         return try db.query(
             """
             SELECT b.environment, b.original_transaction_id, b.user_id FROM unnest($1::text[], $2::text[]) AS k(environment, id)
             JOIN bindings b ON b.environment = k.environment AND b.original_transaction_id = k.id
-            UNION
-            SELECT environment, original_transaction_id, user_id FROM bindings WHERE user_id = ANY($3)
-            """, Self.keyColumns(purchases) + [.texts(Array(users))]
+            """, Self.keyColumns(purchases)
         ).rows.map { row in
             let row = row.makeRandomAccess()
             return (SubscriptionKey(StoredEnvironment.environment(try row.string(0)), try row.string(1)), try row.string(2))
+        }
+    }
+
+    /// `subscriptions(ownedBy:)` of several users at once, with each row's user.
+    func subscriptions(ownedBy users: some Collection<String>) throws -> [(SubscriptionRecord, user: String)] {
+        guard !users.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT \(LedgerColumns.subscription), b.user_id FROM bindings b
+            JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
+            WHERE b.user_id = ANY($1)
+            """, [.texts(Array(users))]
+        ).rows.map { row in
+            let row = row.makeRandomAccess()
+            return (try Self.subscriptionRecord(row), try row.string(17))
         }
     }
 
@@ -54,17 +65,19 @@ extension PostgresLedgerSession {
         ).rows.map { try Self.subscriptionRecord($0.makeRandomAccess()) }
     }
 
-    /// `oneOffPurchases(ownedBy:listedProducts:)` of several users at once.
-    func oneOffPurchases(ownedBy users: some Collection<String>, listedProducts: [String]) throws -> [StoredTransaction] {
+    /// `oneOffPurchases(ownedBy:listedProducts:)` of several users at once, with each row's user.
+    func oneOffPurchases(ownedBy users: some Collection<String>, listedProducts: [String]) throws
+        -> [(StoredTransaction, user: String)]
+    {
         guard !users.isEmpty else { return [] }
         return try db.query(
             """
-            SELECT \(LedgerColumns.joinedTransaction) FROM bindings b
+            SELECT \(LedgerColumns.joinedTransaction), b.user_id FROM bindings b
             JOIN transactions t ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
             WHERE b.user_id = ANY($1) AND t.expires_date_ms IS NULL
                 AND (t.kind IN ('non_consumable', 'non_renewing') OR (t.kind IS NULL AND t.product_id = ANY($2)))
             """, [.texts(Array(users)), .texts(listedProducts)]
-        ).rows.map(Self.storedTransaction)
+        ).rows.map { (try Self.storedTransaction($0), try $0.makeRandomAccess().string(14)) }
     }
 
     /// Which of `ids` were applied before.

@@ -11,27 +11,18 @@ struct PostgresSnapshotCache {
     var completePurchases: Set<SubscriptionKey> = []
     /// nil: known to be bound to nobody.
     var owners: [SubscriptionKey: String?] = [:]
-    /// Every purchase bound to each of these users.
-    var ownedBy: [String: Set<SubscriptionKey>] = [:]
     var subscriptions: [SubscriptionKey: SubscriptionRecord?] = [:]
+    /// Per user: the subscriptions bound to them (rows in `subscriptions`).
+    var subscriptionsOwnedBy: [String: [SubscriptionKey]] = [:]
+    /// Per user: their `oneOffPurchases` for `oneOffListed` (rows in `transactions`).
+    var oneOffOwnedBy: [String: [TransactionKey]] = [:]
+    var oneOffListed: [String] = []
     var appliedNotifications: [String: Bool] = [:]
     var answers: [LedgerPrefetch.AnswerKey: StoredIdempotentAnswer?] = [:]
-    /// `oneOffPurchases` candidates of these users, for `oneOffListed` (rows in `transactions`).
-    var oneOffUsers: Set<String> = []
-    var oneOffListed: [String] = []
-    var oneOffByPurchase: [SubscriptionKey: Set<TransactionKey>] = [:]
 
     mutating func remember(_ transaction: StoredTransaction) {
         transactions[transaction.key] = transaction
         absentTransactions.remove(transaction.key)
         transactionsByPurchase[transaction.subscriptionKey, default: []].insert(transaction.key)
-    }
-
-    mutating func rememberBindings(_ rows: [(SubscriptionKey, user: String)], complete users: some Sequence<String>) {
-        for user in users { ownedBy[user] = ownedBy[user] ?? [] }
-        for (key, user) in rows {
-            owners[key] = .some(user)
-            if ownedBy[user] != nil { ownedBy[user]!.insert(key) }
-        }
     }
 }
