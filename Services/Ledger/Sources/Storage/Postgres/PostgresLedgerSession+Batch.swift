@@ -8,22 +8,22 @@ extension PostgresLedgerSession {
         [.texts(keys.map { StoredEnvironment.name($0.environment) }), .texts(keys.map(\.originalTransactionID))]
     }
 
-    /// The transactions named by `keys`, and every transaction of `purchases`.
+    /// The transactions named by `keys`, and every transaction of `purchases`: per environment, one
+    /// scan of both indexes at once (a bitmap OR), each row read once.
     func transactions(_ keys: some Collection<TransactionKey>, purchases: some Collection<SubscriptionKey>) throws
         -> [StoredTransaction]
     {
-        guard !keys.isEmpty || !purchases.isEmpty else { return [] }
-        return try db.query(
-            """
-            SELECT \(LedgerColumns.joinedTransaction) FROM unnest($1::text[], $2::text[]) AS k(environment, id)
-            JOIN transactions t ON t.environment = k.environment AND t.transaction_id = k.id
-            UNION ALL
-            SELECT \(LedgerColumns.joinedTransaction) FROM unnest($3::text[], $4::text[]) AS k(environment, id)
-            JOIN transactions t ON t.environment = k.environment AND t.original_transaction_id = k.id
-            """,
-            [.texts(keys.map { StoredEnvironment.name($0.environment) }), .texts(keys.map(\.transactionID))]
-                + Self.keyColumns(purchases)
-        ).rows.map(Self.storedTransaction)
+        var byEnvironment: [AppleEnvironment: (ids: [String], originals: [String])] = [:]
+        for key in keys { byEnvironment[key.environment, default: ([], [])].ids.append(key.transactionID) }
+        for key in purchases { byEnvironment[key.environment, default: ([], [])].originals.append(key.originalTransactionID) }
+        return try byEnvironment.flatMap { environment, lists in
+            try db.query(
+                """
+                SELECT \(LedgerColumns.transaction) FROM transactions
+                WHERE environment = $1 AND (transaction_id = ANY($2) OR original_transaction_id = ANY($3))
+                """, [.text(StoredEnvironment.name(environment)), .texts(lists.ids), .texts(lists.originals)]
+            ).rows.map(Self.storedTransaction)
+        }
     }
 
     /// The users `purchases` are bound to.
