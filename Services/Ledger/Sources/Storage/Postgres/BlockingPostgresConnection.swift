@@ -118,7 +118,6 @@ enum PostgresBind {
     case int(Int64?)
     case bool(Bool?)
     case bytes([UInt8]?)
-    case ints([Int64])
     case texts([String])
     /// One column of many rows (multi-row statements over `unnest`), NULLs included.
     case textColumn([String?])
@@ -133,7 +132,6 @@ enum PostgresBind {
         case .bool(let value): value.map { bindings.append($0) } ?? bindings.append(Bool?.none)
         case .bytes(let value):
             value.map { bindings.append(ByteBuffer(bytes: $0)) } ?? bindings.append(ByteBuffer?.none)
-        case .ints(let values): bindings.append(values)
         case .texts(let values): bindings.append(values)
         case .textColumn(let values): bindings.append(PostgresNullableArray(values))
         case .intColumn(let values): bindings.append(PostgresNullableArray(values))

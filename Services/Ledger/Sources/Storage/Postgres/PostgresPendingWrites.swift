@@ -40,11 +40,6 @@ struct PostgresPendingWrites {
     var events: [LedgerEvent] = []
     var answers: [LedgerPrefetch.AnswerKey: StoredIdempotentAnswer] = [:]
 
-    var isEmpty: Bool {
-        transactions.isEmpty && bindings.isEmpty && moves.isEmpty && subscriptions.isEmpty && notifications.isEmpty
-            && events.isEmpty && answers.isEmpty
-    }
-
     mutating func put(_ transaction: StoredTransaction, isNew: Bool) {
         let wasNew = transactions[transaction.key]?.isNew ?? false
         transactions[transaction.key] = Row(transaction: transaction, isNew: isNew || wasNew)
