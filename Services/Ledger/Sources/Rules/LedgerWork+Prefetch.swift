@@ -32,7 +32,7 @@ extension LedgerRules {
                 add(result.transactions, in: result.environment)
                 if let owner { prefetch.users.insert(owner) }
             case .claimRefreshes, .sweepExpired, .pruneEvents, .pruneIdempotentAnswers:
-                break
+                prefetch.readsBeyondKeys = true
             }
         }
         return prefetch

@@ -4,10 +4,11 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// The ledger's single writer. Work submitted while a commit is on its way to
-/// disk waits and goes into the next commit together (group commit), so many
+/// The ledger's writer. Work submitted while a commit is on its way to disk
+/// waits and goes into the next commit together (group commit), so many
 /// requests share one fsync; each is answered only after its commit, and the
-/// events of a commit are handed to the publisher in seq order.
+/// events of a commit are handed to the publisher in seq order. A store that
+/// can (PostgreSQL) runs two groups at once, never two about the same rows.
 public final class GroupCommitter: Service, Sendable {
     struct Job {
         let work: LedgerWork
@@ -73,10 +74,32 @@ public final class GroupCommitter: Service, Sendable {
     }
 
     /// Commits until graceful shutdown, then finishes what was already submitted.
+    /// Up to `store.concurrentCommits` groups run at once, never two whose
+    /// prefetches overlap: a later request about the same rows waits for the
+    /// earlier one's commit, as it would behind a single writer.
     public func run() async throws {
+        let lanes = max(1, store.concurrentCommits)
         await withGracefulShutdownHandler {
-            while let batch = await nextBatch() {
-                await commit(batch)
+            await withTaskGroup(of: Int.self) { group in
+                var running: [Int: LedgerPrefetch] = [:]
+                var nextGroup = 0
+                func awaitOneCommit() async {
+                    if let done = await group.next() { running[done] = nil }
+                }
+                while true {
+                    // A free lane first, so that work arriving meanwhile joins this batch.
+                    while running.count >= lanes { await awaitOneCommit() }
+                    guard let batch = await nextBatch() else { break }
+                    let prefetch = rules.prefetch(for: batch.lazy.map(\.work))
+                    while running.values.contains(where: { $0.overlaps(prefetch) }) { await awaitOneCommit() }
+                    let id = nextGroup
+                    nextGroup += 1
+                    running[id] = prefetch
+                    group.addTask {
+                        await self.commit(batch, prefetch: prefetch)
+                        return id
+                    }
+                }
             }
         } onGracefulShutdown: {
             self.stopAccepting()
@@ -117,7 +140,7 @@ public final class GroupCommitter: Service, Sendable {
         }?.resume()
     }
 
-    private func commit(_ batch: [Job]) async {
+    private func commit(_ batch: [Job], prefetch: LedgerPrefetch) async {
         let now = clock()
         for job in batch where job.hasExpired(at: now) { job.continuation.resume(throwing: DeadlinePassed()) }
         let batch = batch.filter { !$0.hasExpired(at: now) }
@@ -126,7 +149,6 @@ public final class GroupCommitter: Service, Sendable {
         let rules = self.rules
         let started = ContinuousClock.now
         do {
-            let prefetch = rules.prefetch(for: works.lazy.map(\.0))
             let outcomes = try await store.commit(units: works.count, prefetch: prefetch) { unit, session in
                 try rules.apply(works[unit].0, requestID: works[unit].1, now: now, session: session)
             }

@@ -11,6 +11,8 @@ public struct LedgerPrefetch: Sendable {
     public var answers: Set<AnswerKey> = []
     /// The catalog's products read as one-off entitlements (`LedgerReader.oneOffPurchases`).
     public var listedProducts: [String] = []
+    /// Some work reads rows no key names (sweeps, pruning).
+    public var readsBeyondKeys = false
 
     public init() {}
 
@@ -23,5 +25,12 @@ public struct LedgerPrefetch: Sendable {
             self.scope = scope
             self.key = key
         }
+    }
+
+    /// Two groups may touch the same rows: one must commit before the other starts.
+    public func overlaps(_ other: LedgerPrefetch) -> Bool {
+        readsBeyondKeys || other.readsBeyondKeys || !users.isDisjoint(with: other.users)
+            || !purchases.isDisjoint(with: other.purchases) || !transactions.isDisjoint(with: other.transactions)
+            || !notificationIDs.isDisjoint(with: other.notificationIDs) || !answers.isDisjoint(with: other.answers)
     }
 }

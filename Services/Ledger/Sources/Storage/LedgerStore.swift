@@ -14,11 +14,19 @@ public protocol LedgerStore: Sendable {
         _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>]
 
+    /// How many group commits may run at once. Groups whose prefetches overlap
+    /// never do (`LedgerPrefetch.overlaps`); the store must keep the rules true
+    /// for those that do, as it does for groups of different ledgers.
+    var concurrentCommits: Int { get }
+
     /// A consistent snapshot read, concurrent with writes.
     func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output
 }
 
 extension LedgerStore {
+    /// One writer, one group at a time.
+    public var concurrentCommits: Int { 1 }
+
     /// A group whose reads are not known beforehand.
     public func commit<Output: Sendable>(
         units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
