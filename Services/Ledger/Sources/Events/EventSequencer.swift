@@ -111,12 +111,17 @@ final class EventSequencer: Service, Sendable {
             group.addTask { try await replay.run() }
             group.addTask {
                 var head = startHead
+                var statistics = TableStatistics(analyzedAtHead: startHead)
                 // The thread pool and the doorbell return at once when cancelled: the check ends the term.
                 while !Task.isCancelled {
                     let after = head
                     let (events, newHead) = try await self.thread.runIfActive { try Self.number(db, after: after) }
                     head = newHead
                     if !events.isEmpty { publisher.publish(events) }
+                    if statistics.due(at: head) {
+                        _ = try await self.thread.runIfActive { try db.query("ANALYZE \(TableStatistics.tables)") }
+                        statistics.analyzedAtHead = head
+                    }
                     // A full batch: more are waiting.
                     if events.count == Self.batchLimit { continue }
                     await self.doorbell.wait(upTo: self.settings.pollInterval)

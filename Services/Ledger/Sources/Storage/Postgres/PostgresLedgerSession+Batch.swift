@@ -76,12 +76,21 @@ extension PostgresLedgerSession {
         -> [(StoredTransaction, user: String)]
     {
         guard !users.isEmpty else { return [] }
+        // From the users' bindings to their transactions, a probe per binding. As a plain join,
+        // PostgreSQL estimated that almost no row passes the kind filter (consumables, of no kind,
+        // are most rows) and scanned the whole table for them instead: 50-200 ms at 200,000 rows,
+        // per group. The LATERAL subquery with OFFSET 0 cannot be turned into that plan.
         return try db.query(
             """
             SELECT \(LedgerColumns.joinedTransaction), b.user_id FROM bindings b
-            JOIN transactions t ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
-            WHERE b.user_id = ANY($1) AND t.expires_date_ms IS NULL
-                AND (t.kind IN ('non_consumable', 'non_renewing') OR (t.kind IS NULL AND t.product_id = ANY($2)))
+            CROSS JOIN LATERAL (
+                SELECT * FROM transactions t
+                WHERE t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+                    AND t.expires_date_ms IS NULL
+                    AND (t.kind IN ('non_consumable', 'non_renewing') OR (t.kind IS NULL AND t.product_id = ANY($2)))
+                OFFSET 0
+            ) t
+            WHERE b.user_id = ANY($1)
             """, [.texts(Array(users)), .texts(listedProducts)]
         ).rows.map { (try Self.storedTransaction($0), try $0.makeRandomAccess().string(14)) }
     }
