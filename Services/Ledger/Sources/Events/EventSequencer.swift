@@ -75,7 +75,10 @@ final class EventSequencer: Service, Sendable {
                     let db = try BlockingPostgresConnection.connect(self.url, logger: self.logger)
                     let won = try db.query("SELECT pg_try_advisory_lock($1)", [.int(Self.leaderLock)])
                         .rows.first?.makeRandomAccess().bool(0) ?? false
-                    if won { return db }
+                    if won {
+                        try PostgresLedgerStore.preferIndexProbes(db)
+                        return db
+                    }
                     db.close()
                     return nil
                 }

@@ -210,7 +210,20 @@ public final class PostgresLedgerStore: LedgerStore, Sendable {
         while let db = idleWriters.withLock({ $0.popLast() }) {
             if !db.isClosed { return db }
         }
-        return try BlockingPostgresConnection.connect(url, logger: logger)
+        let db = try BlockingPostgresConnection.connect(url, logger: logger)
+        try Self.preferIndexProbes(db)
+        return db
+    }
+
+    /// For the connections of the writers and the sequencer, whose statements name their rows by
+    /// key (a few thousand at most): an index probe per key is their plan at any table size.
+    /// PostgreSQL's costs (random_page_cost 4, for disks) preferred hashing the whole table, in
+    /// parallel workers, once it held some 30,000 rows: 60-80 ms a statement instead of a few
+    /// (auto_explain, bench/README).
+    static func preferIndexProbes(_ db: BlockingPostgresConnection) throws {
+        for setting in ["enable_hashjoin = off", "enable_mergejoin = off", "max_parallel_workers_per_gather = 0"] {
+            try db.query("SET \(setting)")
+        }
     }
 
     public func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output {
