@@ -2,7 +2,7 @@ import Contracts
 import Crypto
 import Foundation
 import StorekeeperCore
-import Verifier
+import AppleFormats
 
 /// App Store Server Notifications version 1: a JSON body Apple POSTs with the
 /// shared secret as `password`, the type, the renewal status and the

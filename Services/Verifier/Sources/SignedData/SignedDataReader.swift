@@ -1,3 +1,4 @@
+import AppleFormats
 import AppleJWS
 import Contracts
 import Crypto
