@@ -23,7 +23,7 @@ enum NotificationV1Decoder {
         }
         let environment: AppleEnvironment = body["environment"]?.text?.lowercased() == "sandbox" ? .sandbox : .production
         let bundleID = body["bid"]?.text ?? ""
-        if !bundleIDs.isEmpty, !bundleIDs.contains(bundleID) {
+        if BundleRule(allowed: bundleIDs).verdict(for: bundleID, whenUnconfigured: .acceptAny) != .accepted {
             throw APIError(
                 status: .unprocessableContent, code: "bundle_mismatch", message: "the notification is for another app")
         }
