@@ -206,7 +206,8 @@ let package = Package(
             ],
             path: "Tests/AppleJWSTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "AppleFormatsTests", dependencies: ["AppleFormats", "Contracts"],
+            name: "AppleFormatsTests",
+            dependencies: ["AppleFormats", "Contracts", .product(name: "PropertyBased", package: "swift-property-based")],
             path: "Tests/AppleFormatsTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
         .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
