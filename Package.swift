@@ -108,6 +108,16 @@ let package = Package(
             path: "Shared/AppleJWS",
             swiftSettings: strict
         ),
+        // Apple's formats: verifyReceipt answers, signed payloads, app receipts. Reading only, no calls.
+        .target(
+            name: "AppleFormats",
+            dependencies: [
+                "Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Shared/AppleFormats",
+            swiftSettings: strict
+        ),
         .target(
             name: "StorekeeperCore",
             dependencies: [
@@ -126,7 +136,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: serviceDependencies + [
-                "LedgerClient", "VerifierPool", "Verifier", .product(name: "Hummingbird", package: "hummingbird"),
+                "LedgerClient", "VerifierPool", "AppleFormats", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Services/Gateway/Sources", swiftSettings: strict),
@@ -134,7 +144,7 @@ let package = Package(
         .target(
             name: "Verifier",
             dependencies: serviceDependencies + [
-                "CurlHTTP", "VerifierPool", "AppleJWS", .product(name: "Crypto", package: "swift-crypto"),
+                "CurlHTTP", "VerifierPool", "AppleJWS", "AppleFormats", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Verifier/Sources", swiftSettings: strict),
         .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
@@ -195,6 +205,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Tests/AppleJWSTests", resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(
+            name: "AppleFormatsTests",
+            dependencies: ["AppleFormats", "Contracts", .product(name: "PropertyBased", package: "swift-property-based")],
+            path: "Tests/AppleFormatsTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
         .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
@@ -215,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "VerifierTests",
             dependencies: [
-                "Verifier", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS",
+                "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS",
                 .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Tests/VerifierTests",
@@ -239,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "LedgerTests",
             dependencies: [
-                "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
+                "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleFormats", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
                 "PostgresTestServer", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -19,7 +19,7 @@ build() {  # name, sources...
     | { grep -v "ld.gold: warning: Cannot export local symbol" || true; }
 }
 
-build JSONValueParser Services/Verifier/Sources/Apple/JSONValueParser.swift Services/Verifier/Sources/Apple/JSONValue.swift
+build JSONValueParser Shared/AppleFormats/JSON/JSONValueParser.swift Shared/AppleFormats/JSON/JSONValue.swift
 build ReceiptDataNormalizer Services/Gateway/Sources/Intake/ReceiptDataNormalizer.swift Services/Gateway/Sources/Intake/ReceiptEnds.swift \
   Services/Gateway/Sources/Intake/IntakeError.swift
 

@@ -10,7 +10,7 @@ import Testing
 struct ClaimCheckTests {
     static let result: VerifyResult = {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("VerifierTests/Fixtures/verifyreceipt/status0-sandbox-upgrade-pair-revenuecat.json")
+            .appendingPathComponent("AppleFormatsTests/Fixtures/verifyreceipt/status0-sandbox-upgrade-pair-revenuecat.json")
         let body = try! JSONSerialization.jsonObject(with: try! Data(contentsOf: url)) as! [String: Any]
         let inApp = (body["receipt"] as! [String: Any])["in_app"] as! [[String: Any]]
         return VerifyResult.with {

@@ -1,3 +1,4 @@
+import AppleFormats
 import Contracts
 import Foundation
 import StorekeeperCore
@@ -5,7 +6,6 @@ import Testing
 
 @testable import Gateway
 @testable import Ledger
-@testable import Verifier
 
 /// One subscription's life as Apple states it: receipts (verifyReceipt
 /// answers), version 1 and version 2 notifications, each with Apple's own time.

@@ -1,24 +1,24 @@
+import AppleFormats
 import Contracts
 import Foundation
 import Testing
-import Verifier
 
 @testable import Ledger
 
-/// Real verifyReceipt answers (Tests/VerifierTests/Fixtures, copied from
-/// ../shared/fixtures/apple), normalized by the verifier, recorded by the ledger.
+/// Real verifyReceipt answers (Tests/AppleFormatsTests/Fixtures, copied from
+/// ../shared/fixtures/apple), normalized as the verifier does, recorded by the ledger.
 @Suite("Real Apple receipts through the ledger")
 struct RealReceiptTests {
     static func result(_ name: String, environment: AppleEnvironment = .sandbox) throws -> VerifyResult {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("VerifierTests/Fixtures/verifyreceipt/\(name)")
+            .appendingPathComponent("AppleFormatsTests/Fixtures/verifyreceipt/\(name)")
         let response = try AppleResponse(body: Array(try Data(contentsOf: url)))
         return ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: "test")
     }
 
     static func maxExpiry(_ name: String) throws -> Int64 {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("VerifierTests/Fixtures/verifyreceipt/\(name)")
+            .appendingPathComponent("AppleFormatsTests/Fixtures/verifyreceipt/\(name)")
         let body = try JSONSerialization.jsonObject(with: try Data(contentsOf: url)) as? [String: Any]
         let infos = body?["latest_receipt_info"] as? [[String: Any]] ?? []
         return infos.compactMap { info -> Int64? in

@@ -1,3 +1,4 @@
+import AppleFormats
 import Contracts
 import Foundation
 import StorekeeperCore
@@ -5,7 +6,6 @@ import Testing
 
 @testable import Gateway
 @testable import Ledger
-@testable import Verifier
 
 /// Version 1 notifications from a real body (Tests/GatewayTests/Fixtures, a
 /// 2020 sandbox DID_CHANGE_RENEWAL_STATUS with 54 transactions), decoded by

@@ -1,4 +1,4 @@
-import Verifier
+import AppleFormats
 
 /// What Apple POSTed to /v1/notifications/apple, parsed once: version 2 is
 /// `{"signedPayload": "<JWS>"}` (the verifier pool verifies and decodes the

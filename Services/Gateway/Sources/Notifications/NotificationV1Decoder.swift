@@ -2,7 +2,7 @@ import Contracts
 import Crypto
 import Foundation
 import StorekeeperCore
-import Verifier
+import AppleFormats
 
 /// App Store Server Notifications version 1: a JSON body Apple POSTs with the
 /// shared secret as `password`, the type, the renewal status and the
@@ -23,7 +23,7 @@ enum NotificationV1Decoder {
         }
         let environment: AppleEnvironment = body["environment"]?.text?.lowercased() == "sandbox" ? .sandbox : .production
         let bundleID = body["bid"]?.text ?? ""
-        if !bundleIDs.isEmpty, !bundleIDs.contains(bundleID) {
+        if BundleRule(allowed: bundleIDs).verdict(for: bundleID, whenUnconfigured: .acceptAny) != .accepted {
             throw APIError(
                 status: .unprocessableContent, code: "bundle_mismatch", message: "the notification is for another app")
         }

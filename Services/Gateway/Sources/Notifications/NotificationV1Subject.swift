@@ -1,5 +1,5 @@
 import Contracts
-import Verifier
+import AppleFormats
 
 /// Which subscription a version 1 notification is about. Real bodies often
 /// name no `original_transaction_id`, and their `unified_receipt` holds every

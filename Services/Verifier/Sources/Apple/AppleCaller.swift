@@ -1,3 +1,4 @@
+import AppleFormats
 import Contracts
 import CurlHTTP
 import Foundation

@@ -1,3 +1,4 @@
+import AppleFormats
 import AppleJWS
 import Contracts
 import Crypto
@@ -15,13 +16,13 @@ import StorekeeperCore
 /// verify too and agree with it on bundle and environment.
 public struct SignedDataReader: Sendable {
     let verifier: SignedDataVerifier
-    let bundleIDs: [String]
+    let bundleRule: BundleRule
     /// `STOREKEEPER_ACCEPT_SANDBOX`: false refuses sandbox data with `sandbox_not_accepted`.
     let acceptSandbox: Bool
 
     public init(verifier: SignedDataVerifier, bundleIDs: [String], acceptSandbox: Bool = true) {
         self.verifier = verifier
-        self.bundleIDs = bundleIDs
+        self.bundleRule = BundleRule(allowed: bundleIDs)
         self.acceptSandbox = acceptSandbox
     }
 
@@ -102,17 +103,16 @@ public struct SignedDataReader: Sendable {
         }
     }
 
-    /// Unlike a receipt (whose subscriptions Apple checks against the shared
-    /// secret), a JWS has nothing tying it to this app but its bundleId: with
-    /// no STOREKEEPER_BUNDLE_IDS, any app's purchase would pass, so none does.
+    /// A JWS has nothing tying it to this app but its bundleId: with no
+    /// STOREKEEPER_BUNDLE_IDS, none passes (`BundleRule.WhenUnconfigured.refuse`).
     private func checkBundle(_ bundleID: String?) throws(ServiceFailure) {
-        guard let bundleID, !bundleID.isEmpty else { throw Self.invalid("the signed data names no bundleId") }
-        guard !bundleIDs.isEmpty else {
+        switch bundleRule.verdict(for: bundleID, whenUnconfigured: .refuse) {
+        case .accepted: return
+        case .unnamed: throw Self.invalid("the signed data names no bundleId")
+        case .unconfigured:
             throw ServiceFailure(
                 .bundleMismatch, message: "signed data is refused until STOREKEEPER_BUNDLE_IDS names this app")
-        }
-        guard bundleIDs.contains(bundleID) else {
-            throw ServiceFailure(.bundleMismatch, message: "the signed data belongs to another app")
+        case .otherApp: throw ServiceFailure(.bundleMismatch, message: "the signed data belongs to another app")
         }
     }
 

@@ -1,3 +1,4 @@
+import AppleFormats
 import Contracts
 import Crypto
 import CurlHTTP
@@ -12,7 +13,7 @@ import Synchronization
 /// requests, the bundle check, and normalization of the answer.
 public final class ReceiptVerifier: Sendable {
     private let caller: AppleCaller
-    private let bundleIDs: Set<String>
+    private let bundleRule: BundleRule
     /// `STOREKEEPER_ACCEPT_SANDBOX`: false fails a receipt instead of asking the sandbox.
     private let acceptSandbox: Bool
     private let maxInFlight: Int
@@ -36,7 +37,7 @@ public final class ReceiptVerifier: Sendable {
         caller = AppleCaller(
             productionURL: settings.productionURL, sandboxURL: settings.sandboxURL, sharedSecret: settings.sharedSecret,
             connectTimeout: settings.connectTimeout, attemptTimeout: settings.attemptTimeout, transport: transport)
-        bundleIDs = Set(settings.bundleIDs)
+        bundleRule = BundleRule(allowed: settings.bundleIDs)
         acceptSandbox = settings.acceptSandbox
         maxInFlight = settings.maxInFlight
         self.backoff = backoff
@@ -84,7 +85,7 @@ public final class ReceiptVerifier: Sendable {
             case .succeed(let environment, let response):
                 metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
                 var result = ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: digest)
-                if !bundleIDs.isEmpty, !bundleIDs.contains(result.bundleID) {
+                if bundleRule.verdict(for: result.bundleID, whenUnconfigured: .acceptAny) != .accepted {
                     logger.notice("receipt of another bundle", metadata: ["receipt.bundle_id": "\(result.bundleID)"])
                     return .failure(.bundleMismatch(bundleID: result.bundleID))
                 }

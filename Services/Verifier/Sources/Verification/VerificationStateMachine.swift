@@ -1,3 +1,4 @@
+import AppleFormats
 import Contracts
 
 /// The decisions of one verification, without sockets or clocks: which

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Verifier
+@testable import AppleFormats
 
 @Suite struct JSONValueParserTests {
     static let fixtures = [

@@ -2,7 +2,7 @@ import Foundation
 import Contracts
 import Testing
 
-@testable import Verifier
+@testable import AppleFormats
 
 @Suite struct ReceiptNormalizerTests {
     func normalized(_ fixture: String, _ environment: AppleEnvironment = .sandbox) throws -> VerifyResult {
