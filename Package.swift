@@ -108,6 +108,8 @@ let package = Package(
             path: "Shared/AppleJWS",
             swiftSettings: strict
         ),
+        // Apple's formats: the App Store Server API's request and answer bodies and its error codes.
+        .target(name: "AppleFormats", path: "Shared/AppleFormats", swiftSettings: strict),
         .target(
             name: "StorekeeperCore",
             dependencies: [
@@ -134,7 +136,7 @@ let package = Package(
         .target(
             name: "Verifier",
             dependencies: serviceDependencies + [
-                "CurlHTTP", "VerifierPool", "AppleJWS", .product(name: "Crypto", package: "swift-crypto"),
+                "CurlHTTP", "VerifierPool", "AppleJWS", "AppleFormats", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Verifier/Sources", swiftSettings: strict),
         .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
@@ -150,13 +152,18 @@ let package = Package(
         .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),
         .target(
             name: "Simulator",
-            dependencies: serviceDependencies + ["CurlHTTP", "AppleJWS", .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: serviceDependencies + [
+                "CurlHTTP", "AppleJWS", "AppleFormats", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Services/Sim/Sources", swiftSettings: strict),
         .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),
         .target(
             name: "StorekeeperCLI",
             dependencies: serviceDependencies + [
-                "LedgerClient", "AppleJWS", "Ledger", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LedgerClient", "AppleJWS", "Ledger", "Verifier", "AppleFormats", "CurlHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Services/CLI/Sources",
             swiftSettings: strict
@@ -215,12 +222,26 @@ let package = Package(
         .testTarget(
             name: "VerifierTests",
             dependencies: [
-                "Verifier", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS",
+                "Verifier", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS", "AppleFormats",
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts", "AppleJWS"], path: "Tests/SimulatorTests", swiftSettings: strict),
+        .testTarget(
+            name: "SimulatorTests",
+            dependencies: ["Simulator", "Contracts", "AppleJWS", "AppleFormats", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/SimulatorTests", swiftSettings: strict),
+        // The Server API client against the simulator, both in this process, over 127.0.0.1.
+        .testTarget(
+            name: "ServerAPITests",
+            dependencies: [
+                "Verifier", "Simulator", "AppleFormats", "AppleJWS", "CurlHTTP", "Contracts", "StorekeeperCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/ServerAPITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [

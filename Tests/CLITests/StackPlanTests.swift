@@ -10,7 +10,7 @@ import Testing
         StackPlan(
             configuration: try StorekeeperConfiguration(reader: EnvironmentReader(variables)),
             scale: scale ?? .init(verifiers: verifiers), withSimulator: simulator, demoSecret: "demo-secret",
-            simulatorRootFile: "/tmp/sim-root.pem")
+            simulatorRootFile: "/tmp/sim-root.pem", simulatorKeyFile: "/tmp/sim-key.p8")
     }
 
     @Test func aScaledStackGivesEachLedgerAndGatewayItsOwnPortsAndConnectsEveryoneToEveryone() throws {
