@@ -19,6 +19,8 @@ import Testing
 /// delivers (`delivered`), so tests see what went over the wire.
 struct ServerAPIHarness: Sendable {
     let simulator: AppStoreSimulator
+    /// Delivers what the simulator's changes cause, as its admin routes do.
+    let notifier: SimNotifier
     let base: String
     let curl: CurlHTTPClient
     let clock: TestClock
@@ -101,7 +103,7 @@ struct ServerAPIHarness: Sendable {
                     ) { port in
                         try await body(
                             ServerAPIHarness(
-                                simulator: simulator, base: "http://127.0.0.1:\(port)", curl: curl, clock: clock,
+                                simulator: simulator, notifier: notifier, base: "http://127.0.0.1:\(port)", curl: curl, clock: clock,
                                 sent: Recorded(), delivered: delivered))
                     })
             } catch {

@@ -70,7 +70,7 @@ extension AppStoreSimulator {
         state.withLock { state in
             let record = SimNotificationRecord(
                 uuid: UUID().uuidString, type: "TEST", subtype: nil, environment: environment,
-                signedDateMs: wallClock() + state.clockOffsetMs, transactionIDs: [], transactionClaims: nil,
+                signedDateMs: wallClock() + state.clockOffsetMs, account: nil, transactionClaims: nil,
                 renewalClaims: nil, testToken: UUID().uuidString)
             Self.append(record, to: &state)
             return record
@@ -100,10 +100,11 @@ extension AppStoreSimulator {
             offset = parsed
         }
         let (records, hasMore) = state.withLock { state in
+            let customer = request.transactionId.map { state.store.transaction($0, in: environment)?.account }
             let matching = state.notificationHistory.filter { record in
                 record.environment == environment && (start...end).contains(record.signedDateMs)
                     && request.notificationType.map { $0 == record.type } ?? true
-                    && request.transactionId.map { record.transactionIDs.contains($0) } ?? true
+                    && customer.map { $0 != nil && $0 == record.account } ?? true
                     && (request.onlyFailures != true || !record.delivered)
             }
             let page = matching.dropFirst(offset).prefix(serverAPIResponder.pageSize)
@@ -136,7 +137,7 @@ extension AppStoreSimulator {
                 uuid: UUID().uuidString, type: notification.type,
                 subtype: SimSignedClaims.subtype(of: notification, subscription: subscription),
                 environment: transaction.environment, signedDateMs: now,
-                transactionIDs: [transaction.id, transaction.originalID],
+                account: transaction.account,
                 transactionClaims: SimJSONWriter.data(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)),
                 renewalClaims: renewal, testToken: nil)
             Self.append(record, to: &state)

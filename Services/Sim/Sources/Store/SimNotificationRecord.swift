@@ -13,8 +13,9 @@ struct SimNotificationRecord: Sendable {
     let environment: AppleEnvironment
     /// The simulator's clock when it was made.
     let signedDateMs: Int64
-    /// The transaction and original transaction it is about (the history's `transactionId` filter).
-    let transactionIDs: Set<String>
+    /// The customer (Apple account) it is about: the history's `transactionId`
+    /// filter names any transaction of a customer and keeps that customer's.
+    let account: String?
     let transactionClaims: Data?
     let renewalClaims: Data?
     /// For a TEST notification: the token its status is asked with.

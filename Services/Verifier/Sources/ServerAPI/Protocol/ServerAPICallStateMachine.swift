@@ -74,8 +74,10 @@ struct ServerAPICallStateMachine: Sendable {
         }
     }
 
+    /// Apple's `Retry-After` is waited for as given (only the deadline bounds it):
+    /// a retry sooner would only be refused again.
     private mutating func retry(now: ContinuousClock.Instant, unit: Double, retryAfter: Duration?) -> Action {
-        let delay = backoff.delay(beforeRetry: retryCount + 1, retryAfter: retryAfter, unit: unit)
+        let delay = max(backoff.delay(beforeRetry: retryCount + 1, retryAfter: nil, unit: unit), retryAfter ?? .zero)
         guard now + delay + VerificationStateMachine.minimumAttempt <= deadline else {
             return .fail(.unavailable(retryAfter: max(.seconds(1), retryAfter ?? .zero), httpStatus: lastStatus))
         }
