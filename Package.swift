@@ -239,7 +239,8 @@ let package = Package(
                 "Verifier", "Simulator", "AppleFormats", "AppleJWS", "CurlHTTP", "Contracts", "StorekeeperCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/ServerAPITests", swiftSettings: strict),
         .testTarget(

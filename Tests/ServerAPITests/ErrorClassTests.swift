@@ -58,6 +58,7 @@ struct ErrorClassTests {
             #expect(error?.isRetryable == true)
             #expect(error?.httpStatus == 503)
             #expect(harness.paths.count > 1)
+            #expect(harness.logged(.error).isEmpty, "Apple's trouble is not Storekeeper's error")
         }
     }
 
@@ -81,6 +82,7 @@ struct ErrorClassTests {
                 try await harness.client().transactionInfo(bought.transactionID)
             }
             #expect(harness.paths.count == 1)
+            #expect(harness.logged(.error).contains { $0.contains("refused the App Store Server API credentials") })
             #expect(ServerAPIError.unauthorized.serviceFailure.failureCode == .appleRejectedRequest, "502 for clients")
             #expect(ServerAPIError.unauthorized.serviceFailure.retryable == false)
         }
@@ -104,6 +106,7 @@ struct ErrorClassTests {
             }
             #expect(error?.description == "server_api_answer_invalid")
             #expect(error?.serviceFailure.failureCode == .signatureInvalid)
+            #expect(harness.logged(.error).contains { $0.contains("failed its checks") })
         }
     }
 

@@ -3,6 +3,7 @@ import AppleJWS
 import Contracts
 import CurlHTTP
 import Foundation
+import InMemoryLogging
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
@@ -26,6 +27,8 @@ struct ServerAPIHarness: Sendable {
     let clock: TestClock
     let sent: Recorded<CurlHTTP.HTTPRequest>
     let delivered: Recorded<[UInt8]>
+    /// What the clients made here logged.
+    let logs = InMemoryLogHandler()
 
     static let bundleID = "com.example.storekeeper"
 
@@ -51,12 +54,18 @@ struct ServerAPIHarness: Sendable {
             verifier: SignedDataVerifier(trustedRoots: roots), bundleIDs: [Self.bundleID], acceptSandbox: acceptSandbox)
         let (curl, sent) = (self.curl, self.sent)
         return AppStoreServerClient(
-            configuration: configuration, reader: reader, logger: Logger(label: "server-api-test"), clock: clock.now,
+            configuration: configuration, reader: reader, logger: Logger(label: "server-api-test") { [logs] _ in logs },
+            clock: clock.now,
             backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20))
         ) { request throws(HTTPClientError) in
             sent.append(request)
             return try await curl.execute(request)
         }
+    }
+
+    /// The messages logged at `level` so far.
+    func logged(_ level: Logger.Level) -> [String] {
+        logs.entries.filter { $0.level == level }.map(\.message.description)
     }
 
     /// The URLs sent so far, without the base (`/production/inApps/v1/...`).
