@@ -217,7 +217,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", "Contracts", .product(name: "Yams", package: "Yams")],
+            name: "CLITests",
+            dependencies: [
+                "StorekeeperCLI", "StorekeeperCore", "Contracts", "AppleJWS", "Verifier", .product(name: "Yams", package: "Yams"),
+            ],
             path: "Tests/CLITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierTests",

@@ -39,8 +39,9 @@ struct StackPlan: Equatable {
     /// and version 2 notifications, which the simulator signs.
     /// `simulatorKeyFile` holds the simulator's App Store Connect key (`.p8`):
     /// with the simulator, the verifiers' App Store Server API is the
-    /// simulator's, with that key (the simulator knows no other), and every
-    /// process shares the app's Apple ID (the configured one, else the simulator's).
+    /// simulator's, with that key (the simulator knows no other), and the
+    /// simulator, verifiers and gateways share the app's Apple ID (the
+    /// configured one, else the simulator's).
     ///
     /// Scaled (several ledgers or gateways), member N of a kind takes the
     /// configured endpoint or address with its port moved by 100 x (N - 1) (HTTP:
@@ -72,6 +73,10 @@ struct StackPlan: Equatable {
             if configuration.apple.bundleIDs.isEmpty {
                 shared[ConfigurationVariable.bundleIDs.rawValue] = SimulatorSettings.defaultBundleID
             }
+            // The simulator's answers and the verifiers' checks must agree on the app's Apple ID.
+            if configuration.apple.appAppleID == nil {
+                shared[ConfigurationVariable.appleAppID.rawValue] = String(SimulatorServerAPIKey.appAppleID)
+            }
             var simulatorEnvironment = shared
             if configuration.simulator.notificationURL == nil {
                 simulatorEnvironment[ConfigurationVariable.simulatorNotificationURL.rawValue] =
@@ -84,7 +89,7 @@ struct StackPlan: Equatable {
             if configuration.apple.jwsExtraRootFiles.isEmpty {
                 verifierEnvironment[ConfigurationVariable.jwsExtraRoots.rawValue] = simulatorRootFile
             }
-            Self.pointServerAPI(at: base, keyFile: simulatorKeyFile, configuration, &verifierEnvironment, &shared)
+            Self.pointServerAPI(at: base, keyFile: simulatorKeyFile, &verifierEnvironment)
         }
         typealias V = ConfigurationVariable
         let scaled = ledgerCount > 1 || gatewayCount > 1
@@ -121,19 +126,13 @@ struct StackPlan: Equatable {
     }
 
     /// The verifiers' App Store Server API: the simulator's, at `base`, with its test key.
-    private static func pointServerAPI(
-        at base: String, keyFile: String, _ configuration: StorekeeperConfiguration,
-        _ verifiers: inout [String: String], _ shared: inout [String: String]
-    ) {
+    private static func pointServerAPI(at base: String, keyFile: String, _ verifiers: inout [String: String]) {
         typealias V = ConfigurationVariable
         verifiers[V.appleAPIProductionURL.rawValue] = base + "/production"
         verifiers[V.appleAPISandboxURL.rawValue] = base + "/sandbox"
         verifiers[V.appleIssuerID.rawValue] = SimulatorServerAPIKey.issuerID
         verifiers[V.appleKeyID.rawValue] = SimulatorServerAPIKey.keyID
         verifiers[V.applePrivateKeyFile.rawValue] = keyFile
-        if configuration.apple.appAppleID == nil {
-            shared[V.appleAppID.rawValue] = String(SimulatorServerAPIKey.appAppleID)
-        }
     }
 
     /// `address` (an endpoint `tcp://host:port`) with its port moved by `offset`;

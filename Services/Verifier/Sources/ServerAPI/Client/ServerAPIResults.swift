@@ -12,6 +12,13 @@ public struct ServerAPITransactions: Sendable {
     /// The last page's revision: pass it as `since` to get only what changed
     /// after (nil where the endpoint has none).
     public var revision: String?
+
+    public init(environment: AppleEnvironment, transactions: [Transaction], signedTransactions: [String], revision: String?) {
+        self.environment = environment
+        self.transactions = transactions
+        self.signedTransactions = signedTransactions
+        self.revision = revision
+    }
 }
 
 /// One subscription's state from Get All Subscription Statuses, verified.
