@@ -282,8 +282,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer", "AppleJWS",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]
 )
