@@ -185,7 +185,10 @@ let package = Package(
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
-            dependencies: ["BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "AppleJWS", "Verifier",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBenchmark",
