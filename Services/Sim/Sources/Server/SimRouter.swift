@@ -93,20 +93,30 @@ enum SimRouter {
                 throw HTTPError(.notFound, message: "unknown subscription")
             }
         }
-        router.post("/admin/faults/:environment") { request, context in
+        faultsRoute(router, "/admin/faults/:environment") { (plan: FaultPlan, environment) in
+            simulator.setFaults(plan, for: environment)
+        }
+        return router
+    }
+
+    /// `POST path` (with `:environment`): a fault plan for that environment,
+    /// checked (a bad one is a 400 naming the field), then handed to `set`.
+    static func faultsRoute<Plan: SimFaultPlan>(
+        _ router: Router<BasicRequestContext>, _ path: RouterPath, set: @escaping @Sendable (Plan, AppleEnvironment) -> Void
+    ) {
+        router.post(path) { request, context in
             let name = context.parameters.get("environment") ?? ""
             guard let environment = PurchaseRequest.Environment(rawValue: name) else {
                 throw HTTPError(.notFound, message: "environment is production or sandbox")
             }
-            let plan = try await request.decode(as: FaultPlan.self, context: context)
+            let plan = try await request.decode(as: Plan.self, context: context)
             do throws(FaultPlanError) {
-                simulator.setFaults(try plan.validated(), for: environment.appleEnvironment)
+                set(try plan.validated(), environment.appleEnvironment)
             } catch {
                 throw HTTPError(.badRequest, message: error.message)
             }
             return json(["environment": name])
         }
-        return router
     }
 
     private static func verify(

@@ -3,7 +3,7 @@
 /// test knows exactly what happens), then `always` for every later call
 /// until the plan is replaced. Faults come before the token check, as a
 /// load balancer's would.
-public struct ServerAPIFaultPlan: Decodable, Sendable, Equatable {
+public struct ServerAPIFaultPlan: SimFaultPlan, Equatable {
     public enum Fault: String, Decodable, Sendable, CaseIterable {
         /// 429 with `Retry-After` and RateLimitExceededError.
         case rateLimited = "429"

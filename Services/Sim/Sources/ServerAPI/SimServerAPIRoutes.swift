@@ -51,18 +51,8 @@ enum SimServerAPIRoutes {
                 return simulator.recordConsumption(try context.parameters.require("id"), body, at: environment).response
             }
         }
-        router.post("/admin/server-api/faults/:environment") { request, context in
-            let name = context.parameters.get("environment") ?? ""
-            guard let environment = PurchaseRequest.Environment(rawValue: name) else {
-                throw HTTPError(.notFound, message: "environment is production or sandbox")
-            }
-            let plan = try await request.decode(as: ServerAPIFaultPlan.self, context: context)
-            do throws(FaultPlanError) {
-                simulator.setServerAPIFaults(try plan.validated(), for: environment.appleEnvironment)
-            } catch {
-                throw HTTPError(.badRequest, message: error.message)
-            }
-            return SimRouter.json(["environment": name])
+        SimRouter.faultsRoute(router, "/admin/server-api/faults/:environment") { (plan: ServerAPIFaultPlan, environment) in
+            simulator.setServerAPIFaults(plan, for: environment)
         }
     }
 

@@ -42,6 +42,8 @@ struct SignedRenewalClaims: Decodable {
 struct SignedNotificationClaims: Decodable {
     struct Data: Decodable {
         var bundleId: String?
+        /// The app's Apple ID; production data carries it (checked by the Server API client).
+        var appAppleId: Int64?
         var environment: String?
         var signedTransactionInfo: String?
         var signedRenewalInfo: String?
@@ -53,4 +55,6 @@ struct SignedNotificationClaims: Decodable {
     var notificationUUID: String?
     var signedDate: Double?
     var data: Data?
+    /// A summary notification's (RENEWAL_EXTENSION) app and environment, in place of `data`.
+    var summary: Data?
 }

@@ -67,7 +67,10 @@ struct ServerAPIAnswerChecks: Sendable {
             throw refused(error)
         }
         // The reader has just verified this JWS: its payload can be read for the fields it does not check.
-        guard let app = Self.verifiedPayload(jws).flatMap({ try? JSONDecoder().decode(NotificationAppClaims.self, from: Data($0)) })
+        guard
+            let app = Self.verifiedPayload(jws).flatMap({
+                try? JSONDecoder().decode(SignedNotificationClaims.self, from: Data($0))
+            })
         else { throw refused(SignedDataReader.invalid("the notification is not of the expected shape")) }
         if let data = app.data ?? app.summary {
             try check(bundleID: data.bundleId, appAppleID: data.appAppleId, environment: data.environment, asked: environment)
@@ -108,17 +111,4 @@ struct ServerAPIAnswerChecks: Sendable {
         guard parts.count == 3 else { return nil }
         return Base64URL.decode(parts[1])
     }
-}
-
-/// The fields of a notification payload that name its app (Apple:
-/// ResponseBodyV2DecodedPayload's `data` or, for a summary, `summary`).
-private struct NotificationAppClaims: Decodable {
-    struct App: Decodable {
-        var bundleId: String?
-        var appAppleId: Int64?
-        var environment: String?
-    }
-
-    var data: App?
-    var summary: App?
 }
