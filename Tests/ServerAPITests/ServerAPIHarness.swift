@@ -39,10 +39,11 @@ struct ServerAPIHarness: Sendable {
             signingKey: try key ?? ServerAPISigningKey(pem: SimulatorServerAPIKey.privateKeyPEM))
     }
 
-    /// A client of the simulator. `attemptTimeout` ends a hung call; `deadline` every call.
+    /// A client of the simulator. `attemptTimeout` ends a hung call; `deadline` every call (both
+    /// generous: under a loaded machine a slow answer must not become a retry a test did not expect).
     func client(
         key: ServerAPISigningKey? = nil, appAppleID: Int64 = SimulatorServerAPIKey.appAppleID, acceptSandbox: Bool = true,
-        trustSimulator: Bool = true, attemptTimeout: Duration = .seconds(2), deadline: Duration = .seconds(10)
+        trustSimulator: Bool = true, attemptTimeout: Duration = .seconds(10), deadline: Duration = .seconds(30)
     ) throws -> AppStoreServerClient {
         let configuration = ServerAPIClientConfiguration(
             productionURL: base + "/production", sandboxURL: base + "/sandbox", credentials: try Self.credentials(key: key),
