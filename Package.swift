@@ -108,7 +108,7 @@ let package = Package(
             path: "Shared/AppleJWS",
             swiftSettings: strict
         ),
-        // Apple's formats: verifyReceipt answers, signed payloads, app receipts. Reading only, no calls.
+        // Apple's formats: verifyReceipt answers, signed payloads, app receipts, the App Store Server API's bodies. Reading only, no calls.
         .target(
             name: "AppleFormats",
             dependencies: [
@@ -160,13 +160,18 @@ let package = Package(
         .executableTarget(name: "LedgerMain", dependencies: ["Ledger", "StorekeeperCore"], path: "Services/Ledger/Main", swiftSettings: strict),
         .target(
             name: "Simulator",
-            dependencies: serviceDependencies + ["CurlHTTP", "AppleJWS", .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: serviceDependencies + [
+                "CurlHTTP", "AppleJWS", "AppleFormats", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Services/Sim/Sources", swiftSettings: strict),
         .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),
         .target(
             name: "StorekeeperCLI",
             dependencies: serviceDependencies + [
-                "LedgerClient", "AppleJWS", "Ledger", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LedgerClient", "AppleJWS", "Ledger", "Verifier", "AppleFormats", "CurlHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Services/CLI/Sources",
             swiftSettings: strict
@@ -188,7 +193,10 @@ let package = Package(
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
-            dependencies: ["BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "AppleJWS", "Verifier",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBenchmark",
@@ -224,17 +232,35 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", "Contracts", .product(name: "Yams", package: "Yams")],
+            name: "CLITests",
+            dependencies: [
+                "StorekeeperCLI", "StorekeeperCore", "Contracts", "AppleJWS", "Verifier", .product(name: "Yams", package: "Yams"),
+            ],
             path: "Tests/CLITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierTests",
             dependencies: [
                 "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS",
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/VerifierTests",
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contracts", "AppleJWS"], path: "Tests/SimulatorTests", swiftSettings: strict),
+        .testTarget(
+            name: "SimulatorTests",
+            dependencies: ["Simulator", "Contracts", "AppleJWS", "AppleFormats", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/SimulatorTests", swiftSettings: strict),
+        // The Server API client against the simulator, both in this process, over 127.0.0.1.
+        .testTarget(
+            name: "ServerAPITests",
+            dependencies: [
+                "Verifier", "Simulator", "AppleFormats", "AppleJWS", "CurlHTTP", "Contracts", "StorekeeperCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/ServerAPITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
@@ -271,8 +297,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer", "AppleJWS",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]
 )

@@ -7,6 +7,11 @@
 // peak (so memory per in-flight request). Prints figures; asserts nothing.
 //
 //   swift build -c release && .build/release/storekeeper-bench-verifier --requests 2000 --latency-ms 3000
+//
+// With --jws, no process: signed transactions verified per second in this
+// process with the chain cached (JWSThroughput.swift), --requests of them.
+//
+//   .build/release/storekeeper-bench-verifier --jws --requests 200000
 import Contracts
 import Foundation
 import BenchmarkSupport
@@ -22,10 +27,15 @@ struct Options {
     var requests = 2_000
     var latencyMs = 3_000
     var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+    var jws = false
 
     init() {
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let flag = arguments.next() {
+            if flag == "--jws" {
+                jws = true
+                continue
+            }
             let value = arguments.next() ?? ""
             switch flag {
             case "--requests": requests = Int(value) ?? requests
@@ -47,6 +57,10 @@ func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
 }
 
 let options = Options()
+if options.jws {
+    try await JWSThroughput.run(count: options.requests)
+    exit(0)
+}
 let simPort = freePort()
 let sim = "http://127.0.0.1:\(simPort)"
 let poolEndpoint = "tcp://127.0.0.1:\(freePort())"

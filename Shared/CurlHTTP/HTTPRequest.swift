@@ -1,8 +1,10 @@
-/// The HTTP methods the client sends. Storekeeper only reads (GET) and posts
-/// receipts (POST); a closed set keeps the easy-handle set-up exhaustive.
+/// The HTTP methods the client sends: reads (GET), receipts and queries
+/// (POST), and the App Store Server API's updates (PUT); a closed set keeps
+/// the easy-handle set-up exhaustive.
 public enum HTTPMethod: String, Sendable, Hashable {
     case get = "GET"
     case post = "POST"
+    case put = "PUT"
 }
 
 /// One HTTP exchange to perform. A value: it crosses from the caller's task
@@ -16,7 +18,7 @@ public struct HTTPRequest: Sendable {
     public var url: String
     /// Sent in this order; duplicates are kept. Never logged.
     public var headers: [(name: String, value: String)]
-    /// Sent as-is for POST (binary-safe); ignored for GET.
+    /// Sent as-is for POST and PUT (binary-safe); ignored for GET.
     public var body: [UInt8]
     /// Time allowed to establish the connection (TCP and TLS); `nil` takes the client's default.
     public var connectTimeout: Duration?

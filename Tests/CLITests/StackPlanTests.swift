@@ -1,3 +1,4 @@
+import AppleJWS
 import Testing
 
 @testable import StorekeeperCLI
@@ -10,7 +11,7 @@ import Testing
         StackPlan(
             configuration: try StorekeeperConfiguration(reader: EnvironmentReader(variables)),
             scale: scale ?? .init(verifiers: verifiers), withSimulator: simulator, demoSecret: "demo-secret",
-            simulatorRootFile: "/tmp/sim-root.pem")
+            simulatorRootFile: "/tmp/sim-root.pem", simulatorKeyFile: "/tmp/sim-key.p8")
     }
 
     @Test func aScaledStackGivesEachLedgerAndGatewayItsOwnPortsAndConnectsEveryoneToEveryone() throws {
@@ -88,6 +89,26 @@ import Testing
             "storekeeper-ledger", "storekeeper-verifier", "storekeeper-verifier", "storekeeper-gateway",
         ])
         #expect(plan.members.allSatisfy { $0.environment.isEmpty })
+    }
+
+    @Test func withTheSimulatorTheVerifiersServerAPIIsTheSimulatorsWithItsTestKey() throws {
+        let simulated = try plan(["STOREKEEPER_SIM_ADDR": "127.0.0.1:9555"], simulator: true)
+        for verifier in simulated.members where verifier.executable == "storekeeper-verifier" {
+            #expect(verifier.environment["STOREKEEPER_APPLE_API_PRODUCTION_URL"] == "http://127.0.0.1:9555/production")
+            #expect(verifier.environment["STOREKEEPER_APPLE_API_SANDBOX_URL"] == "http://127.0.0.1:9555/sandbox")
+            #expect(verifier.environment["STOREKEEPER_APPLE_KEY_ID"] == SimulatorServerAPIKey.keyID)
+            #expect(verifier.environment["STOREKEEPER_APPLE_ISSUER_ID"] == SimulatorServerAPIKey.issuerID)
+            #expect(verifier.environment["STOREKEEPER_APPLE_PRIVATE_KEY_FILE"] == "/tmp/sim-key.p8")
+        }
+        for member in simulated.members where member.executable != "storekeeper-ledger" {
+            #expect(member.environment["STOREKEEPER_APPLE_APP_ID"] == String(SimulatorServerAPIKey.appAppleID), "\(member.name)")
+        }
+        let gateway = try #require(simulated.members.first { $0.executable == "storekeeper-gateway" })
+        #expect(gateway.environment["STOREKEEPER_APPLE_PRIVATE_KEY_FILE"] == nil, "only the verifiers read the key")
+        let ownApp = try plan(["STOREKEEPER_APPLE_APP_ID": "777"], simulator: true)
+        #expect(ownApp.members.allSatisfy { $0.environment["STOREKEEPER_APPLE_APP_ID"] == nil }, "the configured one stands")
+        let noSimulator = try plan([:], simulator: false)
+        #expect(noSimulator.members.allSatisfy { $0.environment["STOREKEEPER_APPLE_KEY_ID"] == nil })
     }
 }
 

@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// `HTTPRequest`/`HTTPResponse` (swift-http-types) would shadow CurlHTTP's.
 ///
 /// Routes:
-/// - `POST /echo`: the body back, its length in `X-Echo-Length`.
+/// - `POST /echo`, `PUT /echo`: the body back, its length in `X-Echo-Length`
+///   and the method in `X-Echo-Method`.
 /// - `GET /slow?ms=N`: answers after N ms (default 1000).
 /// - `GET /hang`: counts the arrival at `gate`, answers once the gate opens.
 /// - `GET /big?bytes=N&chunked=1`: N bytes of `x`, with a length or chunked.
@@ -57,12 +58,15 @@ struct TestServer: Sendable {
 
     private static func router(gate: Gate) -> Router<PeerContext> {
         let router = Router(context: PeerContext.self)
-        router.post("/echo") { request, _ -> Response in
-            var request = request
-            let body = try await request.collectBody(upTo: 1 << 20)
-            return Response(
-                status: .ok, headers: [.init("X-Echo-Length")!: "\(body.readableBytes)"],
-                body: .init(byteBuffer: body))
+        for method in [HTTPRequest.Method.post, .put] {
+            router.on("/echo", method: method) { request, _ -> Response in
+                var request = request
+                let body = try await request.collectBody(upTo: 1 << 20)
+                return Response(
+                    status: .ok,
+                    headers: [.init("X-Echo-Length")!: "\(body.readableBytes)", .init("X-Echo-Method")!: request.method.rawValue],
+                    body: .init(byteBuffer: body))
+            }
         }
         router.get("/slow") { request, _ -> String in
             let milliseconds = request.uri.queryParameters.get("ms", as: Int.self) ?? 1_000

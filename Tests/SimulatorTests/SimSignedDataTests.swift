@@ -38,7 +38,8 @@ import Testing
         let bought = try simulator.purchase(
             PurchaseRequest(account: "a", productID: "pro.monthly", type: .autoRenewable, environment: .production))
         let refund = try simulator.refund(transactionID: bought.transactionID, reason: 1)
-        let body = try #require(simulator.notificationBodyV2(refund))
+        let record = try #require(simulator.record(refund))
+        let body = try #require(simulator.notificationBodyV2(record))
         let signedPayload = try #require(
             (try JSONSerialization.jsonObject(with: body) as? [String: Any])?["signedPayload"] as? String)
         let notification = try await claims(signedPayload)
@@ -53,7 +54,8 @@ import Testing
         let renewal = try await claims(try #require(data["signedRenewalInfo"] as? String))
         #expect((renewal["autoRenewStatus"] as? NSNumber)?.intValue == 0)
         // Each delivery is its own notification.
-        let again = try #require(simulator.notificationBodyV2(refund))
+        let recordedAgain = try #require(simulator.record(refund))
+        let again = try #require(simulator.notificationBodyV2(recordedAgain))
         #expect(again != body)
     }
 }

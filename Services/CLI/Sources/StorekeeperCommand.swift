@@ -8,7 +8,7 @@ public struct StorekeeperCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             UpCommand.self, VerifyCommand.self, EntitlementsCommand.self, EventsCommand.self, SimCommand.self,
-            ConfigCommand.self, DBCommand.self,
+            ConfigCommand.self, DBCommand.self, AppleCommand.self,
         ])
 
     public init() {}

@@ -1,3 +1,4 @@
+import AppleJWS
 import CurlHTTP
 import Hummingbird
 import Logging
@@ -5,10 +6,11 @@ import ServiceLifecycle
 import StorekeeperCore
 
 /// Builds the services of `storekeeper-sim`, the local App Store: Apple's
-/// verifyReceipt (production and sandbox) on `STOREKEEPER_SIM_ADDR`, an admin
-/// API to mint purchases and drive time, server notifications
-/// to `STOREKEEPER_SIM_NOTIFICATION_URL` (version 1 or 2), and StoreKit 2
-/// signed transactions for what it sells.
+/// verifyReceipt and App Store Server API (production and sandbox, one store
+/// and one clock) on `STOREKEEPER_SIM_ADDR`, an admin API to mint purchases,
+/// drive time and inject faults, server notifications to
+/// `STOREKEEPER_SIM_NOTIFICATION_URL` (version 1 or 2), and StoreKit 2 signed
+/// transactions for what it sells.
 public enum SimulatorApplication {
     public static let executableName = "storekeeper-sim"
 
@@ -16,7 +18,9 @@ public enum SimulatorApplication {
         let configuration = context.configuration
         let simulator = AppStoreSimulator(
             bundleID: configuration.apple.bundleIDs.first ?? SimulatorSettings.defaultBundleID,
-            sharedSecret: configuration.apple.sharedSecret?.revealed)
+            sharedSecret: configuration.apple.sharedSecret?.revealed,
+            appAppleID: configuration.apple.appAppleID ?? SimulatorServerAPIKey.appAppleID,
+            pageSize: configuration.simulator.pageSize)
         let client = CurlHTTPClient(logger: context.logger)
         let notifier = SimNotifier(
             simulator: simulator, url: configuration.simulator.notificationURL,

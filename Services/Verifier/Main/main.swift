@@ -3,5 +3,5 @@ import StorekeeperCore
 
 EventLoopExecutor.install()
 await ProcessLauncher.run(
-    name: VerifierApplication.executableName, validate: { try $0.apple.requireBundleIDs() },
+    name: VerifierApplication.executableName, validate: VerifierApplication.validate,
     makeServices: VerifierApplication.makeServices)

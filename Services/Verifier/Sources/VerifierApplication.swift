@@ -15,6 +15,14 @@ import ZeroMQ
 public enum VerifierApplication {
     public static let executableName = "storekeeper-verifier"
 
+    /// What a verifier alone requires, checked before anything starts (exit 78
+    /// naming the variable): a bundle list, and a readable P-256 `.p8` key
+    /// when the App Store Server API is configured.
+    public static func validate(_ configuration: StorekeeperConfiguration) throws {
+        try configuration.apple.requireBundleIDs()
+        _ = try ServerAPIClientConfiguration.load(configuration)
+    }
+
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
         let settings = context.configuration.apple
         let client = CurlHTTPClient(
@@ -30,8 +38,13 @@ public enum VerifierApplication {
         let signedData = SignedDataReader(
             verifier: SignedDataVerifier(trustedRoots: try trustedRoots(settings)), bundleIDs: settings.bundleIDs,
             acceptSandbox: settings.acceptSandbox)
+        let serverAPI = try ServerAPIClientConfiguration.load(context.configuration).map { configuration in
+            AppStoreServerClient(configuration: configuration, reader: signedData, logger: context.logger) {
+                request throws(HTTPClientError) in try await client.execute(request)
+            }
+        }
         let handler = VerifyRequestHandler(
-            verifier: verifier, signedData: signedData, defaultDeadline: settings.verifyDeadline)
+            verifier: verifier, signedData: signedData, serverAPI: serverAPI, defaultDeadline: settings.verifyDeadline)
         // Every gateway's pool, and the ledger's (for subscription refreshes). A host name stands
         // for every address it resolves to, looked up again every few seconds (PoolDiscovery).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
@@ -46,13 +59,14 @@ public enum VerifierApplication {
             metadata: [
                 "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
                 "pool.endpoints": "\(endpoints.joined(separator: ","))", "pool.capacity": "\(settings.maxInFlight)",
+                "apple.server_api": "\(serverAPI.map { "\($0.configuration.productionURL) key \($0.configuration.credentials.keyID)" } ?? "off")",
             ])
         // Started in order, stopped in reverse: the workers leave their pools before the client stops.
         return [client, discovery]
     }
 
     /// Apple Root CA - G3, plus the roots in `STOREKEEPER_JWS_EXTRA_ROOTS` (tests and the simulator only).
-    static func trustedRoots(_ settings: AppleSettings) throws -> [Certificate] {
+    public static func trustedRoots(_ settings: AppleSettings) throws -> [Certificate] {
         var texts: [String] = []
         for path in settings.jwsExtraRootFiles {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -76,6 +90,9 @@ struct VerifyRequestHandler: Sendable {
 
     let verifier: ReceiptVerifier
     let signedData: SignedDataReader
+    /// The App Store Server API, when configured: not asked by any pool request yet
+    /// (POST /v1/transactions with a transaction_id, and notification catch-up, will).
+    let serverAPI: AppStoreServerClient?
     let defaultDeadline: Duration
 
     func handle(_ envelope: Envelope) async -> Envelope {

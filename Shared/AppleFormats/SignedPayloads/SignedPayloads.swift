@@ -42,6 +42,8 @@ public struct SignedRenewalClaims: Decodable, Sendable {
 public struct SignedNotificationClaims: Decodable, Sendable {
     public struct Data: Decodable, Sendable {
         public var bundleId: String?
+        /// The app's Apple ID; production data carries it (checked by the Server API client).
+        public var appAppleId: Int64?
         public var environment: String?
         public var signedTransactionInfo: String?
         public var signedRenewalInfo: String?
@@ -53,4 +55,6 @@ public struct SignedNotificationClaims: Decodable, Sendable {
     public var notificationUUID: String?
     public var signedDate: Double?
     public var data: Data?
+    /// A summary notification's (RENEWAL_EXTENSION) app and environment, in place of `data`.
+    public var summary: Data?
 }

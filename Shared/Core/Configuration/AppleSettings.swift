@@ -21,6 +21,8 @@ public struct AppleSettings: Sendable {
     public var maxInFlight: Int
     /// `STOREKEEPER_JWS_EXTRA_ROOTS`: PEM files trusted beside Apple Root CA - G3 (tests and the simulator only).
     public var jwsExtraRootFiles: [String]
+    /// `STOREKEEPER_APPLE_APP_ID`: the app's numeric Apple ID, which production signed data names (`appAppleId`).
+    public var appAppleID: Int64?
 
     /// The gateway and the verifiers refuse to start without a bundle list:
     /// without one, any app's receipt would be credited.
@@ -42,6 +44,14 @@ public struct AppleSettings: Sendable {
         attemptTimeout = try reader.milliseconds(.appleAttemptTimeout, in: 10...600_000)
         maxInFlight = try reader.integer(.verifierMaxInFlight, in: 1...100_000)
         jwsExtraRootFiles = reader.list(.jwsExtraRoots)
+        appAppleID = try reader.raw(.appleAppID).map { text throws(ConfigurationError) in
+            guard let id = Int64(text), id > 0 else {
+                throw ConfigurationError(
+                    variable: ConfigurationVariable.appleAppID.rawValue,
+                    reason: "expected the app's numeric Apple ID (App Store Connect, App Information), got '\(text)'")
+            }
+            return id
+        }
         if connectTimeout > attemptTimeout {
             throw ConfigurationError(
                 variable: ConfigurationVariable.appleConnectTimeout.rawValue,

@@ -25,6 +25,13 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case acceptSandbox = "STOREKEEPER_ACCEPT_SANDBOX"
     case catalog = "STOREKEEPER_CATALOG"
     case databaseURL = "STOREKEEPER_DATABASE_URL"
+    // The App Store Server API.
+    case appleIssuerID = "STOREKEEPER_APPLE_ISSUER_ID"
+    case appleKeyID = "STOREKEEPER_APPLE_KEY_ID"
+    case applePrivateKeyFile = "STOREKEEPER_APPLE_PRIVATE_KEY_FILE"
+    case appleAppID = "STOREKEEPER_APPLE_APP_ID"
+    case appleAPIProductionURL = "STOREKEEPER_APPLE_API_PRODUCTION_URL"
+    case appleAPISandboxURL = "STOREKEEPER_APPLE_API_SANDBOX_URL"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
@@ -36,6 +43,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case simulatorAddress = "STOREKEEPER_SIM_ADDR"
     case simulatorNotificationURL = "STOREKEEPER_SIM_NOTIFICATION_URL"
     case simulatorNotificationVersion = "STOREKEEPER_SIM_NOTIFICATION_VERSION"
+    case simulatorPageSize = "STOREKEEPER_SIM_PAGE_SIZE"
     // Observability.
     case logLevel = "STOREKEEPER_LOG_LEVEL"
     case logFormat = "STOREKEEPER_LOG_FORMAT"
@@ -47,7 +55,9 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleProductionURL: "https://buy.itunes.apple.com/verifyReceipt"
         case .appleSandboxURL: "https://sandbox.itunes.apple.com/verifyReceipt"
         case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots, .catalog,
-            .databaseURL: nil
+            .databaseURL, .appleIssuerID, .appleKeyID, .applePrivateKeyFile, .appleAppID: nil
+        case .appleAPIProductionURL: "https://api.storekit.itunes.apple.com"
+        case .appleAPISandboxURL: "https://api.storekit-sandbox.itunes.apple.com"
         case .httpAddress: "127.0.0.1:8080"
         case .bindingPolicy: "transfer"
         case .dataDirectory: "./data"
@@ -69,6 +79,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .ledgerSweepInterval: "10000"
         case .simulatorAddress: "127.0.0.1:8090"
         case .simulatorNotificationVersion: "1"
+        case .simulatorPageSize: "20"
         case .logLevel: "info"
         case .logFormat: "text"
         }
@@ -106,6 +117,15 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
             "YAML or JSON file: each product's type (auto_renewable, non_renewing, non_consumable, consumable), a non_renewing duration (ISO 8601) and the access names it unlocks; read by the ledger, checked at start"
         case .databaseURL:
             "postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=disable|require|verify-full: the ledger on PostgreSQL (several ledgers may share it); unset: SQLite in STOREKEEPER_DATA_DIR; the password is never logged"
+        case .appleIssuerID:
+            "App Store Server API: the issuer id of the App Store Connect key; with STOREKEEPER_APPLE_KEY_ID and STOREKEEPER_APPLE_PRIVATE_KEY_FILE (all three or none: none turns the Server API off)"
+        case .appleKeyID: "App Store Server API: the App Store Connect key's id (10 characters)"
+        case .applePrivateKeyFile:
+            "App Store Server API: the .p8 file of that key (P-256, PKCS#8 PEM); read by the verifiers and `storekeeper apple`, never logged"
+        case .appleAppID:
+            "the app's numeric Apple ID: production data from the App Store Server API must carry it (appAppleId); required with the Server API credentials"
+        case .appleAPIProductionURL: "App Store Server API, production base URL"
+        case .appleAPISandboxURL: "App Store Server API, sandbox base URL (asked when production answers 4040010)"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"
@@ -116,6 +136,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .simulatorNotificationURL: "where storekeeper-sim sends server notifications"
         case .simulatorNotificationVersion:
             "1 (JSON with password and unified_receipt) or 2 (signedPayload, signed with the simulator's test chain)"
+        case .simulatorPageSize: "items per page of the simulator's App Store Server API answers (history, notification history; Apple's: 20)"
         case .logLevel: "trace, debug, info, notice, warning, error or critical"
         case .logFormat: "text (human) or json (one JSON object a line)"
         case .metricsAddress: "host:port serving /metrics for the verifier, ledger and sim (off when unset)"

@@ -3,6 +3,8 @@
 /// a shared environment stops the stack before it serves anything.
 public struct StorekeeperConfiguration: Sendable {
     public var apple: AppleSettings
+    /// The App Store Server API; nil when its credentials are not set.
+    public var serverAPI: ServerAPISettings?
     public var gateway: GatewaySettings
     public var ledger: LedgerSettings
     public var endpoints: EndpointSettings
@@ -15,6 +17,7 @@ public struct StorekeeperConfiguration: Sendable {
 
     public init(reader: EnvironmentReader = EnvironmentReader()) throws(ConfigurationError) {
         apple = try AppleSettings(reader: reader)
+        serverAPI = try ServerAPISettings(reader: reader, apple: apple)
         gateway = try GatewaySettings(reader: reader)
         ledger = try LedgerSettings(reader: reader)
         endpoints = try EndpointSettings(reader: reader)
@@ -41,10 +44,13 @@ public struct SimulatorSettings: Sendable {
     public var notificationURL: String?
     /// `STOREKEEPER_SIM_NOTIFICATION_VERSION`: 1 (JSON with password) or 2 (signedPayload).
     public var notificationVersion: Int
+    /// `STOREKEEPER_SIM_PAGE_SIZE`: items per page of its Server API answers.
+    public var pageSize: Int
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         address = try reader.socketAddress(.simulatorAddress)!
         notificationURL = try reader.httpURL(.simulatorNotificationURL)
         notificationVersion = try reader.integer(.simulatorNotificationVersion, in: 1...2)
+        pageSize = try reader.integer(.simulatorPageSize, in: 1...200)
     }
 }

@@ -33,7 +33,7 @@ extension Transfer {
         switch request.method {
         case .get:
             check(ccurl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
-        case .post:
+        case .post, .put:
             // Without this curl sends `Expect: 100-continue` for bodies over
             // 1 KiB and waits up to a second for a `100` that many servers
             // never send; receipts are larger than that. Removed, not sent
@@ -49,6 +49,8 @@ extension Transfer {
             } else {
                 check(request.body.withUnsafeBytes { ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) })
             }
+            // A PUT is a POST's body under another method name (curl copies the string).
+            if request.method == .put { check("PUT".withCString { ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }) }
         }
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, requestHeaders))
         return failures == 0

@@ -7,7 +7,9 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Buy, renew, cancel and refund in storekeeper-sim; move its clock; inject faults.",
-        subcommands: [Purchase.self, Renew.self, Cancel.self, Refund.self, AutoRenew.self, Clock.self, Faults.self])
+        subcommands: [
+            Purchase.self, Renew.self, Cancel.self, Refund.self, AutoRenew.self, Clock.self, Faults.self, APIFaults.self,
+        ])
 
     struct Target: ParsableArguments {
         @Option(help: "The simulator's base URL (default: http://STOREKEEPER_SIM_ADDR).")
@@ -45,6 +47,7 @@ struct SimCommand: AsyncParsableCommand {
             guard !json else { return print(answer) }
             print("bought \(product) (\(environment)): transaction \(object["transaction_id"] as? String ?? "?"), original \(object["original_transaction_id"] as? String ?? "?")")
             if let expires = object["expires_date_ms"] as? String { print("expires_date_ms \(expires)") }
+            if let order = object["order_id"] as? String { print("order \(order) (for `storekeeper apple lookup`)") }
             print(receiptFile.map { "receipt written to \($0)" } ?? "receipt: \(object["receipt_data"] as? String ?? "")")
         }
     }
@@ -132,6 +135,24 @@ struct SimCommand: AsyncParsableCommand {
                     "rate_21199": rate21199, "rate_503": rate503, "rate_hang": rateHang, "rate_garbage": rateGarbage,
                     "rate_truncated": rateTruncated, "rate_huge": rateHuge, "rate_wrong_bundle": rateWrongBundle,
                 ]))
+        }
+    }
+
+    struct APIFaults: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "api-faults",
+            abstract: "Set one environment's App Store Server API faults: the next calls' in order, then one for every call.")
+        @OptionGroup var target: Target
+        @Argument(help: "production or sandbox.") var environment: String
+        @Option(parsing: .upToNextOption, help: "Faults of the next calls, in order: 429, 401, 500, 503 or hang.")
+        var next: [String] = []
+        @Option(help: "The fault of every later call (none when left out).") var always: String?
+        @Option(help: "The Retry-After of a 429 (seconds).") var retryAfter = 1
+
+        func run() async throws {
+            var plan: [String: Any] = ["next": next, "retry_after_seconds": retryAfter]
+            if let always { plan["always"] = always }
+            print(try await target.client.post("admin/server-api/faults/\(environment)", plan))
         }
     }
 }

@@ -62,10 +62,17 @@ struct UpCommand: AsyncParsableCommand {
         // a directory of this run's own, so nobody else's file can stand in for it.
         let runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-up-\(UUID().uuidString)")
         let simulatorRoot = runDirectory.appendingPathComponent("simulator-root.pem")
+        // The simulator's App Store Connect key (a test key, in the source): readable by this user only, as a .p8 should be.
+        let simulatorKey = runDirectory.appendingPathComponent("simulator-server-api-key.p8")
         if sim {
             try FileManager.default.createDirectory(
                 at: runDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
             try SimulatorSigningChain.rootCertificatePEM.write(to: simulatorRoot, atomically: true, encoding: .utf8)
+            guard
+                FileManager.default.createFile(
+                    atPath: simulatorKey.path, contents: Data(SimulatorServerAPIKey.privateKeyPEM.utf8),
+                    attributes: [.posixPermissions: 0o600])
+            else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: simulatorKey.path]) }
         }
         defer { try? FileManager.default.removeItem(at: runDirectory) }
         let supervisor = StackSupervisor(
@@ -74,7 +81,7 @@ struct UpCommand: AsyncParsableCommand {
                 scale: .init(verifiers: verifiers, ledgers: ledgers, gateways: gateways, databaseURL: databaseURL),
                 withSimulator: sim,
                 demoSecret: (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined(),
-                simulatorRootFile: simulatorRoot.path),
+                simulatorRootFile: simulatorRoot.path, simulatorKeyFile: simulatorKey.path),
             binaryDirectory: directory, logger: logger)
         // A closed terminal (SIGHUP) stops the stack like Ctrl-C; a closed output pipe must not kill
         // the supervisor and orphan its children (the children are in their own process groups).

@@ -1,3 +1,4 @@
+import AppleJWS
 import StorekeeperCore
 
 /// Which processes `storekeeper up` starts, in which order, with which
@@ -36,6 +37,11 @@ struct StackPlan: Equatable {
     /// `simulatorRootFile` holds the simulator's test root (PEM): with the
     /// simulator, and no roots configured, the verifiers trust it for StoreKit 2
     /// and version 2 notifications, which the simulator signs.
+    /// `simulatorKeyFile` holds the simulator's App Store Connect key (`.p8`):
+    /// with the simulator, the verifiers' App Store Server API is the
+    /// simulator's, with that key (the simulator knows no other), and the
+    /// simulator, verifiers and gateways share the app's Apple ID (the
+    /// configured one, else the simulator's).
     ///
     /// Scaled (several ledgers or gateways), member N of a kind takes the
     /// configured endpoint or address with its port moved by 100 x (N - 1) (HTTP:
@@ -44,7 +50,7 @@ struct StackPlan: Equatable {
     /// elected one binds them); only the first refreshes lapsed subscriptions.
     init(
         configuration: StorekeeperConfiguration, scale: Scale, withSimulator: Bool, demoSecret: String,
-        simulatorRootFile: String
+        simulatorRootFile: String, simulatorKeyFile: String
     ) {
         let endpoints = configuration.endpoints
         let gatewayCount = max(scale.gateways, 1)
@@ -67,6 +73,10 @@ struct StackPlan: Equatable {
             if configuration.apple.bundleIDs.isEmpty {
                 shared[ConfigurationVariable.bundleIDs.rawValue] = SimulatorSettings.defaultBundleID
             }
+            // The simulator's answers and the verifiers' checks must agree on the app's Apple ID.
+            if configuration.apple.appAppleID == nil {
+                shared[ConfigurationVariable.appleAppID.rawValue] = String(SimulatorServerAPIKey.appAppleID)
+            }
             var simulatorEnvironment = shared
             if configuration.simulator.notificationURL == nil {
                 simulatorEnvironment[ConfigurationVariable.simulatorNotificationURL.rawValue] =
@@ -79,6 +89,7 @@ struct StackPlan: Equatable {
             if configuration.apple.jwsExtraRootFiles.isEmpty {
                 verifierEnvironment[ConfigurationVariable.jwsExtraRoots.rawValue] = simulatorRootFile
             }
+            Self.pointServerAPI(at: base, keyFile: simulatorKeyFile, &verifierEnvironment)
         }
         typealias V = ConfigurationVariable
         let scaled = ledgerCount > 1 || gatewayCount > 1
@@ -112,6 +123,16 @@ struct StackPlan: Equatable {
                     environment: environment))
         }
         self.members = members
+    }
+
+    /// The verifiers' App Store Server API: the simulator's, at `base`, with its test key.
+    private static func pointServerAPI(at base: String, keyFile: String, _ verifiers: inout [String: String]) {
+        typealias V = ConfigurationVariable
+        verifiers[V.appleAPIProductionURL.rawValue] = base + "/production"
+        verifiers[V.appleAPISandboxURL.rawValue] = base + "/sandbox"
+        verifiers[V.appleIssuerID.rawValue] = SimulatorServerAPIKey.issuerID
+        verifiers[V.appleKeyID.rawValue] = SimulatorServerAPIKey.keyID
+        verifiers[V.applePrivateKeyFile.rawValue] = keyFile
     }
 
     /// `address` (an endpoint `tcp://host:port`) with its port moved by `offset`;

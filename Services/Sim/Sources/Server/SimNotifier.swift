@@ -18,25 +18,42 @@ struct SimNotifier: Sendable {
     let transport: Transport
     let logger: Logger
 
+    /// Records each notification (for the Server API's notification history) and sends it.
     func deliver(_ notifications: [SimNotification]) async {
-        guard let url else { return }
         for notification in notifications {
-            let body =
-                version == 2
-                ? simulator.notificationBodyV2(notification) : simulator.notificationBody(notification, password: password)
-            guard let body else { continue }
-            var delivered = false
-            for attempt in 1...3 where !delivered {
-                let status = try? await transport(url, Array(body))
-                delivered = status.map { (200..<300).contains($0) } ?? false
-                if !delivered { try? await Task.sleep(for: .milliseconds(100 * attempt)) }
-            }
-            logger.info(
-                "notification sent",
-                metadata: [
-                    "notification.type": "\(notification.type)", "notification.version": "\(version)",
-                    "delivered": "\(delivered)",
-                ])
+            guard let record = simulator.record(notification) else { continue }
+            await send(record, version1: version == 2 ? nil : notification)
         }
+    }
+
+    /// A notification recorded already: a TEST one, which Apple sends in version 2 only.
+    func deliver(_ record: SimNotificationRecord) async {
+        await send(record, version1: nil)
+    }
+
+    /// Each attempt's result is kept with the record, in Apple's words (SendAttemptResult).
+    private func send(_ record: SimNotificationRecord, version1 notification: SimNotification?) async {
+        guard let url else { return }
+        let body =
+            notification.map { simulator.notificationBody($0, password: password) } ?? simulator.notificationBodyV2(record)
+        guard let body else { return }
+        var delivered = false
+        for attempt in 1...3 where !delivered {
+            let result: String
+            do {
+                delivered = (200..<300).contains(try await transport(url, Array(body)))
+                result = delivered ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+            } catch {
+                result = "NO_RESPONSE"
+            }
+            simulator.recordAttempt(record.uuid, result: result)
+            if !delivered { try? await Task.sleep(for: .milliseconds(100 * attempt)) }
+        }
+        logger.info(
+            "notification sent",
+            metadata: [
+                "notification.type": "\(record.type)", "notification.version": "\(notification == nil ? 2 : 1)",
+                "delivered": "\(delivered)",
+            ])
     }
 }

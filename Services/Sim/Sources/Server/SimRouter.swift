@@ -5,15 +5,22 @@ import Logging
 import ServiceLifecycle
 import StorekeeperCore
 
-/// The simulator's HTTP API: Apple's two verifyReceipt endpoints and the
-/// admin endpoints that mint purchases and drive time, refunds, renewal
-/// status and faults.
+/// The simulator's HTTP API: Apple's two verifyReceipt endpoints, the App
+/// Store Server API under `/production` and `/sandbox` (SimServerAPIRoutes),
+/// and the admin endpoints that mint purchases and drive time, refunds,
+/// renewal status and faults.
 enum SimRouter {
     static let maxBodyBytes = 1_048_576
 
-    static func make(simulator: AppStoreSimulator, notifier: SimNotifier) -> Router<BasicRequestContext> {
+    /// `tokens`: how the Server API checks bearer tokens (the simulator's test key unless a test brings its own).
+    static func make(
+        simulator: AppStoreSimulator, notifier: SimNotifier, tokens: SimTokenCheck? = nil
+    ) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/healthz") { _, _ in "ok" }
+        SimServerAPIRoutes.add(
+            to: router, simulator: simulator, notifier: notifier,
+            tokens: tokens ?? .simulator(bundleID: simulator.bundleID))
         for (path, environment) in [
             ("/production/verifyReceipt", AppleEnvironment.production), ("/verifyReceipt", .production),
             ("/sandbox/verifyReceipt", .sandbox),
@@ -29,7 +36,7 @@ enum SimRouter {
                 return json([
                     "receipt_data": made.receiptData, "transaction_id": made.transactionID,
                     "signed_transaction": simulator.signedTransaction(made.transactionID) ?? NSNull(),
-                    "original_transaction_id": made.originalTransactionID,
+                    "original_transaction_id": made.originalTransactionID, "order_id": made.orderID,
                     "expires_date_ms": made.expiresMs.map(String.init) ?? NSNull(),
                 ])
             } catch {
@@ -86,20 +93,30 @@ enum SimRouter {
                 throw HTTPError(.notFound, message: "unknown subscription")
             }
         }
-        router.post("/admin/faults/:environment") { request, context in
+        faultsRoute(router, "/admin/faults/:environment") { (plan: FaultPlan, environment) in
+            simulator.setFaults(plan, for: environment)
+        }
+        return router
+    }
+
+    /// `POST path` (with `:environment`): a fault plan for that environment,
+    /// checked (a bad one is a 400 naming the field), then handed to `set`.
+    static func faultsRoute<Plan: SimFaultPlan>(
+        _ router: Router<BasicRequestContext>, _ path: RouterPath, set: @escaping @Sendable (Plan, AppleEnvironment) -> Void
+    ) {
+        router.post(path) { request, context in
             let name = context.parameters.get("environment") ?? ""
             guard let environment = PurchaseRequest.Environment(rawValue: name) else {
                 throw HTTPError(.notFound, message: "environment is production or sandbox")
             }
-            let plan = try await request.decode(as: FaultPlan.self, context: context)
+            let plan = try await request.decode(as: Plan.self, context: context)
             do throws(FaultPlanError) {
-                simulator.setFaults(try plan.validated(), for: environment.appleEnvironment)
+                set(try plan.validated(), environment.appleEnvironment)
             } catch {
                 throw HTTPError(.badRequest, message: error.message)
             }
             return json(["environment": name])
         }
-        return router
     }
 
     private static func verify(

@@ -1,3 +1,4 @@
+import AppleFormats
 import AppleJWS
 import Contracts
 import Foundation
@@ -11,24 +12,37 @@ public final class AppStoreSimulator: Sendable {
     struct State: Sendable {
         var store = SimStore()
         var clockOffsetMs: Int64 = 0
-        var notificationsSent = 0
+        /// Every notification made, oldest first (Server API: notification history, test status).
+        var notificationHistory: [SimNotificationRecord] = []
+        /// Renewal-date extensions done, by `requestIdentifier`, with their answers.
+        var extensions: [String: ExtendRenewalDateResponse] = [:]
+        /// Send Consumption Information, by transaction id.
+        var consumption: [String: ConsumptionRequest] = [:]
     }
 
     public let bundleID: String
     private let responder: SimVerifyResponder
-    /// Signs StoreKit 2 transactions and version 2 notifications (the simulator's test chain).
-    private let signer: SignedDataSigner
-    private let state = Mutex(State())
+    /// The Server API's answers about purchases (AppStoreSimulator+ServerAPI).
+    let serverAPIResponder: SimServerAPIResponder
+    /// Signs StoreKit 2 transactions, version 2 notifications and Server API answers (the simulator's test chain).
+    let signer: SignedDataSigner
+    /// Internal (not private) for the Server API's calls in AppStoreSimulator+ServerAPI: the same lock.
+    let state = Mutex(State())
     /// Read on every verifyReceipt: a lock of their own, not the store's.
     private let faultPlans = Mutex<[AppleEnvironment: FaultPlan]>([:])
-    private let wallClock: @Sendable () -> Int64
+    private let serverAPIFaultPlans = Mutex<[AppleEnvironment: ServerAPIFaultPlan]>([:])
+    let wallClock: @Sendable () -> Int64
 
+    /// - Parameters:
+    ///   - appAppleID: what production Server API answers and notifications name as `appAppleId`.
+    ///   - pageSize: items per page of the Server API's paginated answers.
     public init(
-        bundleID: String, sharedSecret: String?,
+        bundleID: String, sharedSecret: String?, appAppleID: Int64 = SimulatorServerAPIKey.appAppleID, pageSize: Int = 20,
         wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
     ) {
         self.bundleID = bundleID
         self.responder = SimVerifyResponder(bundleID: bundleID, sharedSecret: sharedSecret)
+        self.serverAPIResponder = SimServerAPIResponder(bundleID: bundleID, appAppleID: appAppleID, pageSize: max(1, pageSize))
         self.wallClock = wallClock
         // The chain is a constant of this build: failing to load it is a broken build.
         self.signer = try! SignedDataSigner.simulator()
@@ -95,6 +109,19 @@ public final class AppStoreSimulator: Sendable {
         faultPlans.withLock { $0[environment] ?? FaultPlan() }
     }
 
+    func setServerAPIFaults(_ plan: ServerAPIFaultPlan, for environment: AppleEnvironment) {
+        serverAPIFaultPlans.withLock { $0[environment] = plan }
+    }
+
+    /// The fault of the Server API call arriving now, and the `Retry-After` a 429 carries; nil for none.
+    func takeServerAPIFault(for environment: AppleEnvironment) -> (ServerAPIFaultPlan.Fault, retryAfterSeconds: Int)? {
+        serverAPIFaultPlans.withLock { plans in
+            guard var plan = plans[environment], let fault = plan.take() else { return nil }
+            plans[environment] = plan
+            return (fault, plan.retryAfterSeconds)
+        }
+    }
+
     /// The version 1 notification body, as Apple sends it: `password` and a
     /// `unified_receipt` with the account's current state; nil when the
     /// transaction is unknown.
@@ -126,7 +153,6 @@ public final class AppStoreSimulator: Sendable {
                 ] as [String: Any],
             ]
             if let password { body["password"] = password }
-            state.notificationsSent += 1
             return Self.serialize(body)
         }
     }
@@ -143,43 +169,11 @@ public final class AppStoreSimulator: Sendable {
         return claims.flatMap { try? signer.sign($0) }
     }
 
-    /// The version 2 body, as Apple sends it: `{"signedPayload"}` whose data
-    /// nests the signed transaction it is about and the signed renewal info;
-    /// nil when the transaction is unknown.
-    func notificationBodyV2(_ notification: SimNotification) -> Data? {
-        // The claims under the lock; the three signatures outside it.
-        let claims = state.withLock { state -> (transaction: Data, renewal: Data?, environment: String, now: Int64, subtype: String?)? in
-            let subscription = state.store.subscriptions[notification.originalTransactionID]
-            let transactionID = notification.transactionID ?? subscription?.transactionIDs.last ?? notification.originalTransactionID
-            guard let transaction = state.store.transactions[transactionID] else { return nil }
-            let now = wallClock() + state.clockOffsetMs
-            state.notificationsSent += 1
-            let renewal = subscription.map { subscription in
-                let renewsAt = subscription.transactionIDs.last.flatMap { state.store.transactions[$0]?.expiresMs }
-                return Self.serialize(SimSignedClaims.renewal(subscription, renewalDate: renewsAt, now: now))
-            }
-            return (
-                Self.serialize(SimSignedClaims.transaction(transaction, bundleID: bundleID, now: now)), renewal,
-                SimSignedClaims.environmentName(transaction.environment), now,
-                SimSignedClaims.subtype(of: notification, subscription: subscription)
-            )
-        }
-        guard let claims else { return nil }
-        do {
-            var data: [String: Any] = [
-                "bundleId": bundleID, "bundleVersion": "1", "environment": claims.environment,
-                "signedTransactionInfo": try signer.sign(claims.transaction),
-            ]
-            if let renewal = claims.renewal { data["signedRenewalInfo"] = try signer.sign(renewal) }
-            var payload: [String: Any] = [
-                "notificationType": notification.type, "notificationUUID": UUID().uuidString, "data": data,
-                "version": "2.0", "signedDate": claims.now,
-            ]
-            if let subtype = claims.subtype { payload["subtype"] = subtype }
-            return Self.serialize(["signedPayload": try signer.sign(Self.serialize(payload))])
-        } catch {
-            return nil
-        }
+    /// The version 2 body of a recorded notification, as Apple sends it:
+    /// `{"signedPayload"}` whose data nests the signed transaction it is about
+    /// and the signed renewal info.
+    func notificationBodyV2(_ record: SimNotificationRecord) -> Data? {
+        signedPayload(record).map { Self.serialize(["signedPayload": $0]) }
     }
 
     private static func serialize(_ object: [String: Any]) -> Data {

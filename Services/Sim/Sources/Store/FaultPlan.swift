@@ -4,7 +4,7 @@ import Foundation
 /// rehearse Apple's bad days: slow answers, 21005 and 21199, HTTP 503,
 /// connections that hang, garbage or truncated JSON, a 50 MiB answer, and
 /// an answer for another app's bundle.
-public struct FaultPlan: Decodable, Sendable, Equatable {
+public struct FaultPlan: SimFaultPlan, Equatable {
     public enum Fault: CaseIterable, Sendable {
         case hang, http503, status21005, status21199, garbage, truncated, huge, wrongBundle
 
@@ -78,4 +78,11 @@ public struct FaultPlan: Decodable, Sendable, Equatable {
 
 public struct FaultPlanError: Error, Equatable {
     public let message: String
+}
+
+/// A plan of faults the admin API takes (verifyReceipt's, the Server API's):
+/// decoded from JSON, then checked.
+public protocol SimFaultPlan: Decodable, Sendable {
+    /// The plan, or the error naming the field at fault.
+    func validated() throws(FaultPlanError) -> Self
 }

@@ -55,8 +55,13 @@ struct SimTransaction: Sendable {
     let quantity: Int
     let purchaseMs: Int64
     let originalPurchaseMs: Int64
-    let expiresMs: Int64?
+    /// Moved later by a renewal-date extension.
+    var expiresMs: Int64?
     let webOrderLineItemID: String?
+    /// The id on the customer's invoice (Look Up Order ID).
+    let orderID: String
+    /// The store's change counter when this transaction last changed (the Server API's history revisions).
+    var revision: Int64
     var cancellationMs: Int64?
     var cancellationReason: Int?
 }

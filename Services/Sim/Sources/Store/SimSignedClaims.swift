@@ -4,6 +4,9 @@ import Contracts
 /// (Apple: JWSTransactionDecodedPayload, JWSRenewalInfoDecodedPayload,
 /// ResponseBodyV2DecodedPayload), built from the simulator's store.
 enum SimSignedClaims {
+    /// The one subscription group every simulated subscription is in.
+    static let subscriptionGroup = "20000001"
+
     static func environmentName(_ environment: AppleEnvironment) -> String {
         environment == .sandbox ? "Sandbox" : "Production"
     }
@@ -17,6 +20,7 @@ enum SimSignedClaims {
             "transactionReason": t.id == t.originalID ? "PURCHASE" : "RENEWAL",
         ]
         if let expires = t.expiresMs { claims["expiresDate"] = expires }
+        if t.type == .autoRenewable { claims["subscriptionGroupIdentifier"] = subscriptionGroup }
         if let order = t.webOrderLineItemID { claims["webOrderLineItemId"] = order }
         if let revoked = t.cancellationMs {
             claims["revocationDate"] = revoked

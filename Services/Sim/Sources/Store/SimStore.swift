@@ -10,12 +10,15 @@ struct SimStore: Sendable {
         let transactionID: String
         let originalTransactionID: String
         let expiresMs: Int64?
+        let orderID: String
     }
 
     enum Failure: Error, Equatable {
         case unknownTransaction
         case unknownSubscription
         case alreadyOwned
+        /// A renewal-date extension of a subscription that is not active now (expired or refunded).
+        case notExtendable
     }
 
     /// Apple's sandbox stops renewing after this many renewals.
@@ -28,6 +31,10 @@ struct SimStore: Sendable {
     /// Per account: how many transactions its newest receipt holds, and that receipt.
     private var latestReceipt: [String: (Int, String)] = [:]
     private var nextID: Int64 = 0
+    /// Counts changes of transactions: each new or changed one takes the next value.
+    private var lastRevision: Int64 = 0
+    /// Order id (from the invoice) to transaction id.
+    private(set) var orders: [String: String] = [:]
     /// No renewal can fall due before this: every verifyReceipt asks for due
     /// renewals, and scanning thousands of subscriptions each time made the
     /// simulator, not the stack, what a benchmark measured.
@@ -37,6 +44,18 @@ struct SimStore: Sendable {
         nextID += 1
         // Sandbox and production ids live in different ranges, as Apple's do.
         return String((environment == .sandbox ? 2_000_000_000_000_000 : 1_000_000_000_000_000) + nextID)
+    }
+
+    private mutating func nextRevision() -> Int64 {
+        lastRevision += 1
+        return lastRevision
+    }
+
+    /// A new transaction's order id, as on Apple's invoices (10 or so capitals and digits); recorded for lookups.
+    private mutating func newOrder(for id: String) -> String {
+        let order = "SIM" + String(Int64(id) ?? 0, radix: 36).uppercased()
+        orders[order] = id
+        return order
     }
 
     private func accountKey(_ account: String, _ environment: AppleEnvironment) -> String {
@@ -54,10 +73,12 @@ struct SimStore: Sendable {
         }
         let id = newID(environment)
         let expires = type == .autoRenewable ? now + period.milliseconds(in: environment) : nil
+        let (order, revision) = (newOrder(for: id), nextRevision())
         transactions[id] = SimTransaction(
             id: id, account: account, environment: environment, originalID: id, productID: productID, type: type,
             quantity: quantity, purchaseMs: now,
-            originalPurchaseMs: now, expiresMs: expires, webOrderLineItemID: type == .autoRenewable ? id + "1" : nil)
+            originalPurchaseMs: now, expiresMs: expires, webOrderLineItemID: type == .autoRenewable ? id + "1" : nil,
+            orderID: order, revision: revision)
         accountTransactions[key, default: []].append(id)
         if let expires { earliestDueMs = min(earliestDueMs, expires) }
         if type == .autoRenewable {
@@ -67,7 +88,7 @@ struct SimStore: Sendable {
         }
         return Purchase(
             receiptData: mintReceipt(account: account, environment: environment, now: now), transactionID: id,
-            originalTransactionID: id, expiresMs: expires)
+            originalTransactionID: id, expiresMs: expires, orderID: order)
     }
 
     /// A receipt of `account` holding every transaction it has now: the one
@@ -97,6 +118,7 @@ struct SimStore: Sendable {
         guard var transaction = transactions[transactionID] else { throw .unknownTransaction }
         transaction.cancellationMs = now
         transaction.cancellationReason = reason
+        transaction.revision = nextRevision()
         transactions[transactionID] = transaction
         if var subscription = subscriptions[transaction.originalID] {
             subscription.autoRenew = false
@@ -132,6 +154,27 @@ struct SimStore: Sendable {
         return expires
     }
 
+    /// Apple's renewal-date extension: the current period of an active
+    /// subscription ends `days` later (real days, in both environments); the
+    /// changed transaction and the `RENEWAL_EXTENDED` notification.
+    mutating func extend(
+        originalTransactionID: String, days: Int, now: Int64
+    ) throws(Failure) -> (transaction: SimTransaction, notification: SimNotification) {
+        guard let subscription = subscriptions[originalTransactionID], let lastID = subscription.transactionIDs.last,
+            var last = transactions[lastID], let expires = last.expiresMs
+        else { throw .unknownSubscription }
+        guard expires > now, last.cancellationMs == nil else { throw .notExtendable }
+        last.expiresMs = expires + Int64(days) * 86_400_000
+        last.revision = nextRevision()
+        transactions[lastID] = last
+        return (
+            last,
+            SimNotification(
+                type: "RENEWAL_EXTENDED", originalTransactionID: originalTransactionID,
+                environment: subscription.environment, transactionID: lastID)
+        )
+    }
+
     /// Renews every subscription whose period ended by `now` while auto-renew
     /// was on; sandbox stops after five renewals, as Apple's does.
     mutating func renewDue(now: Int64) -> [SimNotification] {
@@ -152,12 +195,13 @@ struct SimStore: Sendable {
                     break
                 }
                 let id = newID(subscription.environment)
+                let (order, revision) = (newOrder(for: id), nextRevision())
                 transactions[id] = SimTransaction(
                     id: id, account: subscription.account, environment: subscription.environment,
                     originalID: originalID, productID: subscription.productID, type: .autoRenewable,
                     quantity: 1, purchaseMs: expires, originalPurchaseMs: last.originalPurchaseMs,
                     expiresMs: expires + subscription.period.milliseconds(in: subscription.environment),
-                    webOrderLineItemID: id + "1")
+                    webOrderLineItemID: id + "1", orderID: order, revision: revision)
                 subscription.transactionIDs.append(id)
                 subscription.renewals += 1
                 accountTransactions[accountKey(subscription.account, subscription.environment), default: []].append(id)
