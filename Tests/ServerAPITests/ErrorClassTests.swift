@@ -56,7 +56,8 @@ struct ErrorClassTests {
         try await ServerAPIHarness.with { harness in
             harness.faults(.production, ServerAPIFaultPlan(always: .unavailable))
             let error = await #expect(throws: ServerAPIError.self) {
-                try await harness.client(deadline: .seconds(2)).lookUpOrder("SIM1")
+                // Long enough for a retry however loaded the machine; the count shows only that one happened.
+                try await harness.client(deadline: .seconds(8)).lookUpOrder("SIM1")
             }
             #expect(error?.isRetryable == true)
             #expect(error?.serviceFailure.failureCode == .appleUnavailable)
