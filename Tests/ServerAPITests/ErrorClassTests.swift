@@ -37,7 +37,7 @@ struct ErrorClassTests {
             #expect(error?.serviceFailure.retryable == true)
             // A retry a second apart while one fits before the deadline (how many depends on this machine's load).
             #expect((1...3).contains(harness.paths.count), "\(harness.paths)")
-            #expect(ContinuousClock.now - started < .milliseconds(2_500), "no wait past the deadline")
+            #expect(ContinuousClock.now - started < .seconds(10), "the call's deadline ended it, not the default 30 s")
         }
     }
 
