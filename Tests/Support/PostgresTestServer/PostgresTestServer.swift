@@ -82,6 +82,12 @@ public final class PostgresTestServer: Sendable {
 
     /// Starts the server (after `stop`), waiting until it accepts connections.
     public func start() async throws {
+        // A server stopped under heavy load may outlive `stop`'s grace (its wrapper is killed, the
+        // postmaster finishes its shutdown checkpoint on its own): starting before it has gone
+        // fails on its lock file. Its lock file goes when it does.
+        for _ in 0..<1_200 where FileManager.default.fileExists(atPath: directory + "/data/postmaster.pid") {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let postgres = binDirectory + "/postgres"
         let serverCommand = (Self.runsAsRoot ? "setpriv --reuid=postgres --regid=postgres --clear-groups " : "")
             + "\"\(postgres)\" -D \"\(directory)/data\" -p \(port) -k \"\(directory)\" -c listen_addresses=127.0.0.1"

@@ -66,6 +66,14 @@ import Testing
         #expect(machine.retryCount == 2)
     }
 
+    @Test func aTimeOutAfterA429StillReportsThe429() {
+        var machine = machine(deadline: .seconds(2))
+        _ = machine.handle(.rateLimited(retryAfter: .milliseconds(500)), now: t0, unit: 0)
+        #expect(
+            machine.handle(.unavailable(status: nil, retryAfter: nil), now: t0 + .milliseconds(1_900), unit: 0)
+                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 429)))
+    }
+
     @Test func noRetryThatCannotFinishBeforeTheDeadline() {
         var machine = machine(deadline: .seconds(2))
         let failure = machine.handle(.rateLimited(retryAfter: .seconds(2)), now: t0, unit: 0)

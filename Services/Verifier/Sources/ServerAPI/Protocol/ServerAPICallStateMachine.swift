@@ -64,10 +64,10 @@ struct ServerAPICallStateMachine: Sendable {
             lastStatus = 429
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .unavailable(let status, let retryAfter):
-            lastStatus = status
+            // The failure reports the last answer Apple gave: a time-out after a 429 is still rate limiting.
+            lastStatus = status ?? lastStatus
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .unreadable:
-            lastStatus = nil
             return retry(now: now, unit: unit, retryAfter: nil)
         case .rejected(let status, let code, let message):
             return .fail(.rejected(status: status, code: code, message: message))

@@ -18,7 +18,7 @@ public struct ServerAPIError: Error, Equatable, Sendable, CustomStringConvertibl
     public let appleErrorCode: ServerAPIErrorCode?
     /// Apple's `errorMessage` (Apple's own words, nothing of the request).
     public let appleMessage: String?
-    /// The HTTP status of the last answer, where there was one.
+    /// The HTTP status of the last answer Apple gave, where there was one.
     public let httpStatus: Int?
     /// For `unavailable`: when trying again is worth it.
     public let retryAfter: Duration?
