@@ -5,9 +5,9 @@ import Foundation
 struct CompactJWS {
     /// What the signature covers: the first two parts as sent.
     let signingInput: [UInt8]
-    let algorithm: String
-    /// `x5c`: DER certificates, leaf first. Empty when the header has none.
-    let certificateChain: [[UInt8]]
+    /// The first part as sent. Every JWS of one signing key has the same one,
+    /// so it keys the chains already validated; decoded only on a miss.
+    let encodedHeader: Substring
     let payload: [UInt8]
     let signature: [UInt8]
 
@@ -17,13 +17,25 @@ struct CompactJWS {
     init(_ text: String) throws(SignedDataError) {
         guard text.utf8.count <= Self.maxLength else { throw .malformed }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2])
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
         // The payload is left to whoever decodes the claims, once, after the signature holds.
-        guard let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any] else {
-            throw .malformed
-        }
+        self.signingInput = Array(text.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        self.encodedHeader = parts[0]
+        self.payload = payload
+        self.signature = signature
+    }
+
+    struct Header {
+        let algorithm: String
+        /// `x5c`: DER certificates, leaf first. Empty when the header has none.
+        let certificateChain: [[UInt8]]
+    }
+
+    func header() throws(SignedDataError) -> Header {
+        guard let headerBytes = Base64URL.decode(encodedHeader),
+            let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any]
+        else { throw .malformed }
         guard let algorithm = header["alg"] as? String else { throw .malformed }
         var chain: [[UInt8]] = []
         if let x5c = header["x5c"] {
@@ -34,10 +46,6 @@ struct CompactJWS {
                 chain.append(Array(der))
             }
         }
-        self.signingInput = Array(text.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        self.algorithm = algorithm
-        self.certificateChain = chain
-        self.payload = payload
-        self.signature = signature
+        return Header(algorithm: algorithm, certificateChain: chain)
     }
 }

@@ -40,32 +40,38 @@ public struct SignedDataVerifier: Sendable {
     /// The payload's JSON bytes once everything above holds.
     public func verify(_ jws: String) async throws(SignedDataError) -> [UInt8] {
         let parsed = try CompactJWS(jws)
-        guard parsed.algorithm == "ES256" else { throw .unsupportedAlgorithm }
-        guard parsed.certificateChain.count == 3 else { throw .certificateChainMissing }
-        let leaf: Certificate
-        let intermediate: Certificate
-        do {
-            leaf = try Certificate(derEncoded: parsed.certificateChain[0])
-            intermediate = try Certificate(derEncoded: parsed.certificateChain[1])
-        } catch {
-            throw .certificateInvalid
-        }
         let now = validationTime()
-        let chainKey = parsed.certificateChain[0] + parsed.certificateChain[1]
-        if !validatedChains.contains(chainKey, at: now) {
-            var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
-                RFC5280Policy(fixedExpiryValidationTime: now)
-                AppleSigningPolicy()
-            }
-            let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
-            guard case .validCertificate(let chain) = result else { throw .chainUntrusted }
-            validatedChains.insert(
-                chainKey, from: chain.map(\.notValidBefore).max() ?? now, until: chain.map(\.notValidAfter).min() ?? now)
-        }
-        guard let key = P256.Signing.PublicKey(leaf.publicKey),
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
+        let key = try await validatedKey(parsed, at: now)
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
             key.isValidSignature(signature, for: parsed.signingInput)
         else { throw .signatureInvalid }
         return parsed.payload
+    }
+
+    /// The leaf's key, once its chain holds at `now`: from the cache, or checked and cached.
+    private func validatedKey(_ parsed: CompactJWS, at now: Date) async throws(SignedDataError) -> P256.Signing.PublicKey {
+        if let key = validatedChains.key(for: parsed.encodedHeader, at: now) { return key }
+        let header = try parsed.header()
+        guard header.algorithm == "ES256" else { throw .unsupportedAlgorithm }
+        guard header.certificateChain.count == 3 else { throw .certificateChainMissing }
+        let leaf: Certificate
+        let intermediate: Certificate
+        do {
+            leaf = try Certificate(derEncoded: header.certificateChain[0])
+            intermediate = try Certificate(derEncoded: header.certificateChain[1])
+        } catch {
+            throw .certificateInvalid
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: now)
+            AppleSigningPolicy()
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+        guard case .validCertificate(let chain) = result else { throw .chainUntrusted }
+        guard let key = P256.Signing.PublicKey(leaf.publicKey) else { throw .signatureInvalid }
+        validatedChains.insert(
+            parsed.encodedHeader, key: key, from: chain.map(\.notValidBefore).max() ?? now,
+            until: chain.map(\.notValidAfter).min() ?? now)
+        return key
     }
 }
