@@ -162,7 +162,7 @@ let package = Package(
             name: "Simulator",
             dependencies: serviceDependencies + [
                 "CurlHTTP", "AppleJWS", "AppleFormats", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Services/Sim/Sources", swiftSettings: strict),
         .executableTarget(name: "SimMain", dependencies: ["Simulator", "StorekeeperCore"], path: "Services/Sim/Main", swiftSettings: strict),

@@ -204,6 +204,10 @@ enum SampleMessages {
         SignedTransactionRequest.with { $0.signedTransaction = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln" }
     }
 
+    static var transactionIDRequest: TransactionIDRequest {
+        TransactionIDRequest.with { $0.transactionID = "2000000123456789" }
+    }
+
     static var signedNotificationRequest: SignedNotificationRequest {
         SignedNotificationRequest.with {
             $0.signedPayload = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"
@@ -317,7 +321,8 @@ enum SampleMessages {
             .recordOutcome(recordOutcome), .notificationApply(notificationApply),
             .notificationOutcome(notificationOutcome), .entitlementsQuery(entitlementsQuery),
             .entitlementsAnswer(entitlementsAnswer), .replayRequest(replayRequest), .replayBatch(replayBatch),
-            .signedTransactionRequest(signedTransactionRequest), .signedNotificationRequest(signedNotificationRequest),
+            .signedTransactionRequest(signedTransactionRequest), .transactionIDRequest(transactionIDRequest),
+            .signedNotificationRequest(signedNotificationRequest),
             .idempotencyLookup(idempotencyLookup), .idempotencyAnswer(idempotencyAnswer),
             .transactionsQuery(transactionsQuery), .transactionsPage(transactionsPage), .failure(serviceFailure),
         ]
@@ -338,7 +343,7 @@ enum SampleMessages {
         var messages: [any SwiftProtobuf.Message] = [
             transaction, pendingRenewal, verifyRequest, verifyResult, grant, revocation, entitlement,
             recordRequest, recordOutcome, notificationApply, notificationOutcome, entitlementsQuery,
-            entitlementsAnswer, replayRequest, replayBatch, serviceFailure, signedTransactionRequest,
+            entitlementsAnswer, replayRequest, replayBatch, serviceFailure, signedTransactionRequest, transactionIDRequest,
             signedNotificationRequest, access, idempotencyKey, answerContext, idempotencyLookup, idempotencyAnswer,
             transactionsQuery, transactionsPage, transactionsPage.transactions[0],
             TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,

@@ -53,6 +53,15 @@ import Testing
         #expect(output.contains("STOREKEEPER_APPLE_KEY_ID"), "\(output)")
     }
 
+    @Test(arguments: ["server_api", "history"])
+    func serverAPIReceiptsWithoutCredentialsOrAnUnknownModeExit78NamingTheSetting(_ mode: String) async throws {
+        let (status, output) = try await verifierExit([
+            "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper", "STOREKEEPER_RECEIPT_VERIFICATION": mode,
+        ])
+        #expect(status == 78)
+        #expect(output.contains("STOREKEEPER_RECEIPT_VERIFICATION"), "\(output)")
+    }
+
     @Test func aGoodKeyStartsTheVerifierWithTheServerAPIOn() async throws {
         let path = try keyFile(SimulatorServerAPIKey.privateKeyPEM)
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -31,6 +31,8 @@ struct ServerAPIHarness: Sendable {
     let logs = InMemoryLogHandler()
 
     static let bundleID = "com.example.storekeeper"
+    /// The simulator's verifyReceipt checks it (subscriptions), as Apple's does.
+    static let sharedSecret = "harness-shared-secret"
 
     /// The simulator's credentials, as `storekeeper up --sim` gives them to the verifiers.
     static func credentials(key: ServerAPISigningKey? = nil) throws -> ServerAPICredentials {
@@ -49,19 +51,23 @@ struct ServerAPIHarness: Sendable {
             productionURL: base + "/production", sandboxURL: base + "/sandbox", credentials: try Self.credentials(key: key),
             appAppleID: appAppleID, connectTimeout: .seconds(2), attemptTimeout: attemptTimeout, deadline: deadline,
             acceptSandbox: acceptSandbox)
-        let roots = try SignedDataVerifier.appleRoots(
-            extraRootsPEM: trustSimulator ? [SimulatorSigningChain.rootCertificatePEM] : [])
-        let reader = SignedDataReader(
-            verifier: SignedDataVerifier(trustedRoots: roots), bundleIDs: [Self.bundleID], acceptSandbox: acceptSandbox)
         let (curl, sent) = (self.curl, self.sent)
         return AppStoreServerClient(
-            configuration: configuration, reader: reader, logger: Logger(label: "server-api-test") { [logs] _ in logs },
+            configuration: configuration, reader: try reader(acceptSandbox: acceptSandbox, trustSimulator: trustSimulator), logger: Logger(label: "server-api-test") { [logs] _ in logs },
             clock: clock.now,
             backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20))
         ) { request throws(HTTPClientError) in
             sent.append(request)
             return try await curl.execute(request)
         }
+    }
+
+    /// The verifier's StoreKit 2 reader: Apple's roots (and the simulator's), this app's bundle.
+    func reader(acceptSandbox: Bool = true, trustSimulator: Bool = true) throws -> SignedDataReader {
+        let roots = try SignedDataVerifier.appleRoots(
+            extraRootsPEM: trustSimulator ? [SimulatorSigningChain.rootCertificatePEM] : [])
+        return SignedDataReader(
+            verifier: SignedDataVerifier(trustedRoots: roots), bundleIDs: [Self.bundleID], acceptSandbox: acceptSandbox)
     }
 
     /// The messages logged at `level` so far.
@@ -90,7 +96,7 @@ struct ServerAPIHarness: Sendable {
 
     static func with<T: Sendable>(pageSize: Int = 2, _ body: (ServerAPIHarness) async throws -> T) async throws -> T {
         let quiet = Logger(label: "server-api-test") { _ in SwiftLogNoOpLogHandler() }
-        let simulator = AppStoreSimulator(bundleID: bundleID, sharedSecret: nil, pageSize: pageSize)
+        let simulator = AppStoreSimulator(bundleID: bundleID, sharedSecret: sharedSecret, pageSize: pageSize)
         let clock = TestClock()
         let delivered = Recorded<[UInt8]>()
         // Notifications are delivered to the test, not over the network: the URL only has to be set.

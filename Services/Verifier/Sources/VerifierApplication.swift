@@ -16,11 +16,12 @@ public enum VerifierApplication {
     public static let executableName = "storekeeper-verifier"
 
     /// What a verifier alone requires, checked before anything starts (exit 78
-    /// naming the variable): a bundle list, and a readable P-256 `.p8` key
-    /// when the App Store Server API is configured.
+    /// naming the variable): a bundle list, a readable P-256 `.p8` key when
+    /// the App Store Server API is configured, and that API for `server_api` receipts.
     public static func validate(_ configuration: StorekeeperConfiguration) throws {
         try configuration.apple.requireBundleIDs()
         _ = try ServerAPIClientConfiguration.load(configuration)
+        try configuration.requireServerAPIForReceipts()
     }
 
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
@@ -43,8 +44,15 @@ public enum VerifierApplication {
                 request throws(HTTPClientError) in try await client.execute(request)
             }
         }
+        // validate() refused server_api without the Server API.
+        let historyReceipts = settings.receiptVerification == .serverAPI
+            ? serverAPI.map {
+                ServerAPIReceiptReader(
+                    client: $0, bundleIDs: settings.bundleIDs, acceptSandbox: settings.acceptSandbox, logger: context.logger)
+            } : nil
         let handler = VerifyRequestHandler(
-            verifier: verifier, signedData: signedData, serverAPI: serverAPI, defaultDeadline: settings.verifyDeadline)
+            verifier: verifier, signedData: signedData, serverAPI: serverAPI, historyReceipts: historyReceipts,
+            defaultDeadline: settings.verifyDeadline)
         // Every gateway's pool, and the ledger's (for subscription refreshes). A host name stands
         // for every address it resolves to, looked up again every few seconds (PoolDiscovery).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
@@ -60,6 +68,7 @@ public enum VerifierApplication {
                 "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
                 "pool.endpoints": "\(endpoints.joined(separator: ","))", "pool.capacity": "\(settings.maxInFlight)",
                 "apple.server_api": "\(serverAPI.map { "\($0.configuration.productionURL) key \($0.configuration.credentials.keyID)" } ?? "off")",
+                "receipts.verification": "\(settings.receiptVerification.rawValue)",
             ])
         // Started in order, stopped in reverse: the workers leave their pools before the client stops.
         return [client, discovery]
@@ -82,17 +91,26 @@ public enum VerifierApplication {
     }
 }
 
-/// Answers a pool request envelope: a receipt goes to Apple; a StoreKit 2
-/// transaction or a version 2 notification is verified here, locally.
+/// Answers a pool request envelope: a receipt goes to Apple (verifyReceipt,
+/// or in `server_api` mode the App Store Server API's history); a StoreKit 2
+/// transaction or a version 2 notification is verified here, locally; a
+/// transaction id is fetched from the App Store Server API and verified as a
+/// StoreKit 2 transaction is.
 struct VerifyRequestHandler: Sendable {
     /// Kept back from the deadline for the answer's way back through the pool.
     static let replyAllowance: Duration = .milliseconds(250)
 
+    /// Without the Server API a transaction id cannot be fetched: the
+    /// deployment accepts only the JWS (spec: the id form needs the credentials).
+    static let noServerAPI = ServiceFailure(
+        .badRequest, message: "transaction_id needs App Store Server API credentials; send signed_transaction")
+
     let verifier: ReceiptVerifier
     let signedData: SignedDataReader
-    /// The App Store Server API, when configured: not asked by any pool request yet
-    /// (POST /v1/transactions with a transaction_id, and notification catch-up, will).
+    /// The App Store Server API, when configured: POST /v1/transactions with a transaction_id.
     let serverAPI: AppStoreServerClient?
+    /// `STOREKEEPER_RECEIPT_VERIFICATION=server_api`: receipts are read from the Server API's history.
+    let historyReceipts: ServerAPIReceiptReader?
     let defaultDeadline: Duration
 
     func handle(_ envelope: Envelope) async -> Envelope {
@@ -107,6 +125,8 @@ struct VerifyRequestHandler: Sendable {
             } catch {
                 body = .failure(error)
             }
+        case .transactionIDRequest(let request):
+            body = await fetchTransaction(request.transactionID, by: deadline(envelope, nowMs: nowMs))
         case .signedNotificationRequest(let request):
             do {
                 body = .notificationApply(
@@ -120,15 +140,39 @@ struct VerifyRequestHandler: Sendable {
         return Envelope(requestID: envelope.requestID, body: body)
     }
 
-    private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
-        // The envelope's absolute deadline, when it is sooner than our own default, less
-        // the time the answer needs to travel back: an answer after the deadline is wasted.
+    /// The envelope's absolute deadline, when it is sooner than our own default, less
+    /// the time the answer needs to travel back: an answer after the deadline is wasted.
+    private func deadline(_ envelope: Envelope, nowMs: Int64) -> ContinuousClock.Instant {
         var budget = defaultDeadline
         if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
         if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
-        switch await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID) {
+        return .now + budget
+    }
+
+    private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
+        let deadline = deadline(envelope, nowMs: nowMs)
+        if let historyReceipts {
+            do {
+                return .verifyResult(try await historyReceipts.verify(request, deadline: deadline, requestID: envelope.requestID))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch await verifier.verify(request, deadline: deadline, requestID: envelope.requestID) {
         case .success(let verified): return .verifyResult(verified)
         case .failure(let failure): return .failure(failure.serviceFailure)
+        }
+    }
+
+    /// Get Transaction Info (production, then sandbox on 4040010): the same
+    /// `VerifyResult` a StoreKit 2 JWS of that transaction gives, so the ledger
+    /// records one purchase once whichever way it came.
+    private func fetchTransaction(_ id: String, by deadline: ContinuousClock.Instant) async -> Envelope.OneOf_Body {
+        guard let serverAPI else { return .failure(Self.noServerAPI) }
+        do {
+            return .verifyResult(try await serverAPI.transactionInfo(id, deadline: deadline))
+        } catch {
+            return .failure(error.serviceFailure)
         }
     }
 }

@@ -188,6 +188,14 @@ public nonisolated struct Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .transactionsPage(newValue)}
   }
 
+  public var transactionIDRequest: TransactionIDRequest {
+    get {
+      if case .transactionIDRequest(let v)? = _storage._body {return v}
+      return TransactionIDRequest()
+    }
+    set {_uniqueStorage()._body = .transactionIDRequest(newValue)}
+  }
+
   public var failure: ServiceFailure {
     get {
       if case .failure(let v)? = _storage._body {return v}
@@ -215,6 +223,7 @@ public nonisolated struct Envelope: @unchecked Sendable {
     case idempotencyAnswer(IdempotencyAnswer)
     case transactionsQuery(TransactionsQuery)
     case transactionsPage(TransactionsPage)
+    case transactionIDRequest(TransactionIDRequest)
     case failure(ServiceFailure)
 
   }
@@ -267,7 +276,7 @@ fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
 
 nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{2}\u{5}failure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{2}\u{4}failure\0")
 
   fileprivate class _StorageClass {
     var _contractVersion: UInt32 = 0
@@ -520,6 +529,19 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
             _storage._body = .transactionsPage(v)
           }
         }()
+        case 26: try {
+          var v: TransactionIDRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .transactionIDRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .transactionIDRequest(v)
+          }
+        }()
         case 30: try {
           var v: ServiceFailure?
           var hadOneofValue = false
@@ -621,6 +643,10 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case .transactionsPage?: try {
         guard case .transactionsPage(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+      }()
+      case .transactionIDRequest?: try {
+        guard case .transactionIDRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
       }()
       case .failure?: try {
         guard case .failure(let v)? = _storage._body else { preconditionFailure() }

@@ -462,6 +462,23 @@ public nonisolated struct SignedTransactionRequest: Sendable {
   public init() {}
 }
 
+/// POST /v1/transactions with a transaction id: the verifier fetches the signed
+/// transaction from the App Store Server API (Get Transaction Info: production
+/// first, sandbox when production answers 4040010) and answers exactly as for a
+/// SignedTransactionRequest of that transaction's JWS.
+public nonisolated struct TransactionIDRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Digits only (the gateway checks), up to 20.
+  public var transactionID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// App Store Server Notifications version 2: verify a signedPayload and the
 /// JWS nested in it. Answered with the NotificationApply the ledger takes.
 public nonisolated struct SignedNotificationRequest: Sendable {
@@ -912,6 +929,36 @@ nonisolated extension SignedTransactionRequest: SwiftProtobuf.Message, SwiftProt
 
   public static func ==(lhs: SignedTransactionRequest, rhs: SignedTransactionRequest) -> Bool {
     if lhs.signedTransaction != rhs.signedTransaction {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension TransactionIDRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransactionIDRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.transactionID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.transactionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.transactionID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: TransactionIDRequest, rhs: TransactionIDRequest) -> Bool {
+    if lhs.transactionID != rhs.transactionID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -23,6 +23,8 @@ public struct AppleSettings: Sendable {
     public var jwsExtraRootFiles: [String]
     /// `STOREKEEPER_APPLE_APP_ID`: the app's numeric Apple ID, which production signed data names (`appAppleId`).
     public var appAppleID: Int64?
+    /// `STOREKEEPER_RECEIPT_VERIFICATION`: verifyReceipt, or the App Store Server API's history (`server_api`).
+    public var receiptVerification: ReceiptVerificationMode
 
     /// The gateway and the verifiers refuse to start without a bundle list:
     /// without one, any app's receipt would be credited.
@@ -44,6 +46,7 @@ public struct AppleSettings: Sendable {
         attemptTimeout = try reader.milliseconds(.appleAttemptTimeout, in: 10...600_000)
         maxInFlight = try reader.integer(.verifierMaxInFlight, in: 1...100_000)
         jwsExtraRootFiles = reader.list(.jwsExtraRoots)
+        receiptVerification = try reader.choice(.receiptVerification)
         appAppleID = try reader.raw(.appleAppID).map { text throws(ConfigurationError) in
             guard let id = Int64(text), id > 0 else {
                 throw ConfigurationError(

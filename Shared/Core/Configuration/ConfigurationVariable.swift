@@ -32,6 +32,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case appleAppID = "STOREKEEPER_APPLE_APP_ID"
     case appleAPIProductionURL = "STOREKEEPER_APPLE_API_PRODUCTION_URL"
     case appleAPISandboxURL = "STOREKEEPER_APPLE_API_SANDBOX_URL"
+    case receiptVerification = "STOREKEEPER_RECEIPT_VERIFICATION"
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
@@ -58,6 +59,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
             .databaseURL, .appleIssuerID, .appleKeyID, .applePrivateKeyFile, .appleAppID: nil
         case .appleAPIProductionURL: "https://api.storekit.itunes.apple.com"
         case .appleAPISandboxURL: "https://api.storekit-sandbox.itunes.apple.com"
+        case .receiptVerification: "verify_receipt"
         case .httpAddress: "127.0.0.1:8080"
         case .bindingPolicy: "transfer"
         case .dataDirectory: "./data"
@@ -126,6 +128,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
             "the app's numeric Apple ID: production data from the App Store Server API must carry it (appAppleId); required with the Server API credentials"
         case .appleAPIProductionURL: "App Store Server API, production base URL"
         case .appleAPISandboxURL: "App Store Server API, sandbox base URL (asked when production answers 4040010)"
+        case .receiptVerification:
+            "how the verifiers answer POST /v1/receipts: verify_receipt (Apple's verifyReceipt checks the receipt) or server_api (the receipt's ids read locally, its signature unchecked; its purchases from the App Store Server API's signed history; needs its credentials)"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"

@@ -44,7 +44,11 @@ struct UpCommand: AsyncParsableCommand {
         do {
             configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
             // With the simulator, its bundle stands in (StackPlan); without, the gateway and verifiers need one.
-            if !sim { try configuration.apple.requireBundleIDs() }
+            if !sim {
+                try configuration.apple.requireBundleIDs()
+                // With the simulator, its key stands in (StackPlan); without, server_api needs real credentials.
+                try configuration.requireServerAPIForReceipts()
+            }
             if ledgers > 1, databaseURL == nil, configuration.ledger.databaseURL == nil {
                 throw ConfigurationError(
                     variable: ConfigurationVariable.databaseURL.rawValue,

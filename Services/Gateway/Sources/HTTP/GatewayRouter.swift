@@ -76,10 +76,10 @@ struct GatewayRouter {
         _ request: Request, _ context: GatewayRequestContext, _ dependencies: Dependencies
     ) async throws -> Response {
         let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
-        let submission: SignedTransactionSubmission
+        let submission: TransactionSubmission
         let idempotency: IdempotencyKey?
         do {
-            submission = try SignedTransactionSubmission.parse(body)
+            submission = try TransactionSubmission.parse(body)
             idempotency = try IdempotencyHeader.key(request.headers, scope: context.apiKeyScope, body: body)
         } catch {
             throw error.apiError

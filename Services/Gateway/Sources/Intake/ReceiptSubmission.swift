@@ -59,12 +59,7 @@ struct ReceiptSubmission: Sendable, Equatable {
             let alias = try container.decodeIfPresent(String.self, forKey: .receiptDataAlias)
             if let receipt, let alias, receipt != alias { throw Ambiguous() }
             receiptData = receipt ?? alias
-            // Apple's ids are numeric strings; a client may send them as numbers.
-            if let number = try? container.decodeIfPresent(Int64.self, forKey: .transactionID) {
-                transactionID = String(number)
-            } else {
-                transactionID = try container.decodeIfPresent(String.self, forKey: .transactionID)
-            }
+            transactionID = try container.decodeAppleIDIfPresent(forKey: .transactionID)
             productID = try container.decodeIfPresent(String.self, forKey: .productID)
             excludeOldTransactions = try container.decodeIfPresent(Bool.self, forKey: .excludeOldTransactions)
         }

@@ -43,14 +43,19 @@ struct ReceiptOrchestrator: Sendable {
             result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID, by: recordBy)
     }
 
-    /// POST /v1/transactions: a StoreKit 2 transaction, verified by the pool
-    /// (locally, against Apple's chain) and recorded exactly as a receipt's.
+    /// POST /v1/transactions: a StoreKit 2 transaction, its JWS verified by
+    /// the pool (locally, against Apple's chain) or fetched by its id from the
+    /// App Store Server API and verified alike, and recorded exactly as a receipt's.
     func submit(
-        _ submission: SignedTransactionSubmission, idempotency: IdempotencyKey?, requestID: String
+        _ submission: TransactionSubmission, idempotency: IdempotencyKey?, requestID: String
     ) async throws(APIError) -> Answer {
         if let idempotency, let kept = try await keptAnswer(idempotency, requestID: requestID) { return kept }
-        let request = SignedTransactionRequest.with { $0.signedTransaction = submission.signedTransaction }
-        let (result, recordBy) = try await verified(.signedTransactionRequest(request), requestID: requestID)
+        let body: Envelope.OneOf_Body =
+            switch submission.purchase {
+            case .signed(let jws): .signedTransactionRequest(.with { $0.signedTransaction = jws })
+            case .transactionID(let id): .transactionIDRequest(.with { $0.transactionID = id })
+            }
+        let (result, recordBy) = try await verified(body, requestID: requestID)
         var context = Self.context(of: result)
         if let signed = result.transactions.first {
             context.transactionID = signed.transactionID

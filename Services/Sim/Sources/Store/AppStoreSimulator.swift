@@ -27,7 +27,7 @@ public final class AppStoreSimulator: Sendable {
     /// Signs StoreKit 2 transactions, version 2 notifications and Server API answers (the simulator's test chain).
     let signer: SignedDataSigner
     /// Internal (not private) for the Server API's calls in AppStoreSimulator+ServerAPI: the same lock.
-    let state = Mutex(State())
+    let state: Mutex<State>
     /// Read on every verifyReceipt: a lock of their own, not the store's.
     private let faultPlans = Mutex<[AppleEnvironment: FaultPlan]>([:])
     private let serverAPIFaultPlans = Mutex<[AppleEnvironment: ServerAPIFaultPlan]>([:])
@@ -44,6 +44,7 @@ public final class AppStoreSimulator: Sendable {
         self.responder = SimVerifyResponder(bundleID: bundleID, sharedSecret: sharedSecret)
         self.serverAPIResponder = SimServerAPIResponder(bundleID: bundleID, appAppleID: appAppleID, pageSize: max(1, pageSize))
         self.wallClock = wallClock
+        self.state = Mutex(State(store: SimStore(bundleID: bundleID)))
         // The chain is a constant of this build: failing to load it is a broken build.
         self.signer = try! SignedDataSigner.simulator()
     }

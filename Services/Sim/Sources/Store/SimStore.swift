@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import StorekeeperCore
 
 /// The simulator's state: accounts' transactions, subscriptions and the
 /// receipts it minted. A value type; every method takes the simulated `now`,
@@ -24,6 +25,8 @@ struct SimStore: Sendable {
     /// Apple's sandbox stops renewing after this many renewals.
     static let sandboxRenewalLimit = 5
 
+    /// The app its receipts are of.
+    let bundleID: String
     private(set) var transactions: [String: SimTransaction] = [:]
     private(set) var subscriptions: [String: SimSubscription] = [:]
     private var receipts: [String: SimReceipt] = [:]
@@ -39,6 +42,10 @@ struct SimStore: Sendable {
     /// renewals, and scanning thousands of subscriptions each time made the
     /// simulator, not the stack, what a benchmark measured.
     private var earliestDueMs: Int64 = .max
+
+    init(bundleID: String = SimulatorSettings.defaultBundleID) {
+        self.bundleID = bundleID
+    }
 
     private mutating func newID(_ environment: AppleEnvironment) -> String {
         nextID += 1
@@ -98,11 +105,13 @@ struct SimStore: Sendable {
         let key = accountKey(account, environment)
         let current = accountTransactions[key] ?? []
         if let (count, token) = latestReceipt[key], count == current.count { return token }
-        // Random bytes with a recognisable prefix: real receipts are opaque base64 too,
-        // and '+' and '/' show up in them, so encoding damage is caught by the lookup.
-        var bytes = Array("SKSIM1".utf8)
-        bytes += (0..<48).map { _ in UInt8.random(in: 0...255) }
-        let token = Data(bytes).base64EncodedString()
+        // An app receipt in Apple's layout (SimAppReceipt), found again by its base64. Its random opaque
+        // value makes each one new, and puts '+' and '/' in its base64 as in real receipts, so encoding
+        // damage is caught by the lookup. Cannot throw: swift-asn1 throws for nothing written here.
+        let token = Data(
+            try! SimAppReceipt.der(
+                bundleID: bundleID, environment: environment, createdMs: now, transactions: current.compactMap { transactions[$0] })
+        ).base64EncodedString()
         receipts[token] = SimReceipt(account: account, environment: environment, createdMs: now, transactionIDs: current)
         latestReceipt[key] = (current.count, token)
         return token

@@ -107,13 +107,5 @@ struct SimVerifyResponder: Sendable {
     }
 
     /// Apple's "2019-11-21 06:16:20 Etc/GMT".
-    static func gmt(_ ms: Int64) -> String {
-        // gmtime_r rather than a Calendar per call: this runs several times per answer.
-        var seconds = time_t(ms / 1_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) Etc/GMT"
-    }
+    static func gmt(_ ms: Int64) -> String { SimDate.text(ms, separator: " ", zone: " Etc/GMT") }
 }
