@@ -90,8 +90,8 @@ struct VerifyRequestHandler: Sendable {
 
     let verifier: ReceiptVerifier
     let signedData: SignedDataReader
-    /// The App Store Server API, when configured: not asked by any pool request yet
-    /// (POST /v1/transactions with a transaction_id, and notification catch-up, will).
+    /// The App Store Server API, when configured: the ledger's refreshes, notification
+    /// catch-up and consumption information ask it (`ServerAPIPoolRequests`).
     let serverAPI: AppStoreServerClient?
     let defaultDeadline: Duration
 
@@ -115,20 +115,28 @@ struct VerifyRequestHandler: Sendable {
                 body = .failure(error)
             }
         default:
-            body = .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
+            // The ledger's App Store Server API requests (its refresh pool), else nothing a verifier answers.
+            body =
+                await ServerAPIPoolRequests(client: serverAPI).answer(
+                    envelope.body, deadline: deadline(of: envelope, nowMs: nowMs), nowMs: nowMs)
+                ?? .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
         }
         return Envelope(requestID: envelope.requestID, body: body)
     }
 
     private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
-        // The envelope's absolute deadline, when it is sooner than our own default, less
-        // the time the answer needs to travel back: an answer after the deadline is wasted.
-        var budget = defaultDeadline
-        if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
-        if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
-        switch await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID) {
+        switch await verifier.verify(request, deadline: deadline(of: envelope, nowMs: nowMs), requestID: envelope.requestID) {
         case .success(let verified): return .verifyResult(verified)
         case .failure(let failure): return .failure(failure.serviceFailure)
         }
+    }
+
+    /// The envelope's absolute deadline, when it is sooner than our own default, less
+    /// the time the answer needs to travel back: an answer after the deadline is wasted.
+    private func deadline(of envelope: Envelope, nowMs: Int64) -> ContinuousClock.Instant {
+        var budget = defaultDeadline
+        if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
+        if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
+        return .now + budget
     }
 }
