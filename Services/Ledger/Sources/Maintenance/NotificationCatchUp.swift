@@ -95,7 +95,9 @@ final class NotificationCatchUp: Service, Sendable {
         var applied = 0
         for notification in notifications {
             switch await apply(notification, requestID: requestID) {
-            case .some(true): applied += 1
+            case .some(true):
+                applied += 1
+                recovered.increment()
             case .some(false): break
             case nil:
                 // A commit failed (not the rule): try the span again next time.
@@ -105,7 +107,6 @@ final class NotificationCatchUp: Service, Sendable {
         }
         await release(environment, appliedUntil: window.endMs, requestID: requestID)
         if applied > 0 {
-            recovered.increment(by: applied)
             logger.notice(
                 "notifications recovered from Apple's history",
                 metadata: [

@@ -31,14 +31,17 @@ extension SQLiteLedgerSession {
     }
 
     /// The earliest time the ledger bound a purchase to `user`: its bindings'
-    /// times, and every move to or from it (a purchase moved away was bound
-    /// to it before). binding_history has no index by user: read only for a
+    /// times, its first credit (a purchase moved away since was bound to it
+    /// then; a binding's own time is that of its last move), and every move
+    /// to or from it. binding_history has no index by user: read only for a
     /// CONSUMPTION_REQUEST, which is rare.
     func firstBindingAtMs(of user: String) throws -> Int64? {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT MIN(at_ms) FROM (
                     SELECT MIN(bound_at_ms) AS at_ms FROM bindings WHERE user_id = ?1
+                    UNION ALL
+                    SELECT MIN(granted_at_ms) FROM transactions WHERE granted_to = ?1
                     UNION ALL
                     SELECT MIN(at_ms) FROM binding_history WHERE to_user_id = ?1 OR from_user_id = ?1)
                 """)

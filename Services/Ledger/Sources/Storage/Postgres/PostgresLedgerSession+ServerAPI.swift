@@ -37,12 +37,14 @@ extension PostgresLedgerSession {
             ])
     }
 
-    /// As SQLite's: bindings' times and every move to or from the user.
+    /// As SQLite's: bindings' times, the first credit, and every move to or from the user.
     func firstBindingAtMs(of user: String) throws -> Int64? {
         try db.query(
             """
             SELECT MIN(at_ms) FROM (
                 SELECT MIN(bound_at_ms) AS at_ms FROM bindings WHERE user_id = $1
+                UNION ALL
+                SELECT MIN(granted_at_ms) FROM transactions WHERE granted_to = $1
                 UNION ALL
                 SELECT MIN(at_ms) FROM binding_history WHERE to_user_id = $1 OR from_user_id = $1) AS times
             """, [.text(user)]
