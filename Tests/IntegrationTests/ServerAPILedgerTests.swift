@@ -52,7 +52,7 @@ struct ServerAPILedgerTests {
             #expect(renewed.subscriptionRenewed.expiresDateMs > now)
             #expect(
                 stack.events.all.contains { $0.topic == "transaction.granted" && $0.transactionGranted.grant.transactionID == original })
-            #expect(stack.ledger.process.captured.contains("server_api"), "refreshed through the Server API")
+            #expect(stack.ledger.process.captured.contains("refresh.path=server_api"), "refreshed through the Server API")
             let entitlements = try await stack.client.entitlements(of: "u-sk2", requestID: "read")
             #expect(entitlements.entitlements.first?.state == .active)
             #expect(entitlements.entitlements.first?.autoRenew == true, "the renewal info came with the status")
