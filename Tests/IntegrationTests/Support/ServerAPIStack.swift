@@ -12,10 +12,11 @@ import FoundationNetworking
 
 /// The stack with the App Store Server API, as real processes: the
 /// simulator (its verifyReceipt, its Server API, version 2 notifications to
-/// the gateway), a ledger serving /metrics, a gateway, and one verifier with
-/// the simulator's App Store Connect key and trusting its signing chain (what
-/// `storekeeper up --sim` wires), plus an in-process subscriber to the
-/// ledger's event stream. `run` stops every process it started.
+/// the gateway), a ledger serving /metrics, a gateway, and one verifier
+/// trusting the simulator's signing chain, with its App Store Connect key
+/// unless told otherwise (what `storekeeper up --sim` wires), plus an
+/// in-process subscriber to the ledger's event stream and a ledger client.
+/// `run` stops every process it started.
 struct ServerAPIStack {
     let simulator: SimulatorProcess
     let ledger: LedgerProcess
@@ -25,7 +26,10 @@ struct ServerAPIStack {
     let events: EventWaiter
     let client: LedgerClient
 
-    static func run(ledgerEnvironment: [String: String], _ body: (ServerAPIStack) async throws -> Void) async throws {
+    /// `serverAPI` false: the verifier has no App Store Server API credentials (and trusts the simulator's chain still).
+    static func run(
+        serverAPI: Bool = true, ledgerEnvironment: [String: String], _ body: (ServerAPIStack) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sk-sapi-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -48,31 +52,34 @@ struct ServerAPIStack {
             await simulator.stop()
             throw error
         }
-        let gateway = try await GatewayProcess(port: gatewayPort, ledger: ledger)
+        let gateway: GatewayProcess
+        do {
+            gateway = try await GatewayProcess(port: gatewayPort, ledger: ledger)
+        } catch {
+            await ledger.stop()
+            await simulator.stop()
+            throw error
+        }
         let context = ZMQContext()
         let events = EventWaiter()
         let client = ledger.client(context)
         let clientRunner = Task { try await client.run() }
         let subscriber = Task { try await ledger.subscriber(context).run(after: 0) { events.append($0) } }
+        var verifierEnvironment = StackHarness.verifierEnvironment(gateway: gateway, ledger: ledger, simulator: simulator)
+        verifierEnvironment["STOREKEEPER_JWS_EXTRA_ROOTS"] = rootFile
+        if serverAPI {
+            verifierEnvironment.merge([
+                "STOREKEEPER_APPLE_API_PRODUCTION_URL": simulator.base + "/production",
+                "STOREKEEPER_APPLE_API_SANDBOX_URL": simulator.base + "/sandbox",
+                "STOREKEEPER_APPLE_ISSUER_ID": SimulatorServerAPIKey.issuerID,
+                "STOREKEEPER_APPLE_KEY_ID": SimulatorServerAPIKey.keyID,
+                "STOREKEEPER_APPLE_PRIVATE_KEY_FILE": keyFile,
+                "STOREKEEPER_APPLE_APP_ID": String(SimulatorServerAPIKey.appAppleID),
+            ]) { $1 }
+        }
         var verifier: ChildProcess?
         do {
-            verifier = try ChildProcess(
-                "storekeeper-verifier",
-                environment: [
-                    "STOREKEEPER_VERIFIER_ENDPOINT": gateway.verifierEndpoint,
-                    "STOREKEEPER_REFRESH_ENDPOINT": ledger.environment["STOREKEEPER_REFRESH_ENDPOINT"] ?? "",
-                    "STOREKEEPER_APPLE_PRODUCTION_URL": simulator.productionURL,
-                    "STOREKEEPER_APPLE_SANDBOX_URL": simulator.sandboxURL,
-                    "STOREKEEPER_APPLE_SHARED_SECRET": SimulatorProcess.secret,
-                    "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper", "STOREKEEPER_LOG_LEVEL": "info",
-                    "STOREKEEPER_JWS_EXTRA_ROOTS": rootFile,
-                    "STOREKEEPER_APPLE_API_PRODUCTION_URL": simulator.base + "/production",
-                    "STOREKEEPER_APPLE_API_SANDBOX_URL": simulator.base + "/sandbox",
-                    "STOREKEEPER_APPLE_ISSUER_ID": SimulatorServerAPIKey.issuerID,
-                    "STOREKEEPER_APPLE_KEY_ID": SimulatorServerAPIKey.keyID,
-                    "STOREKEEPER_APPLE_PRIVATE_KEY_FILE": keyFile,
-                    "STOREKEEPER_APPLE_APP_ID": String(SimulatorServerAPIKey.appAppleID),
-                ])
+            verifier = try ChildProcess("storekeeper-verifier", environment: verifierEnvironment)
             try await gateway.waitUntilReady()
             try await body(
                 ServerAPIStack(

@@ -24,13 +24,7 @@ final class ConsumptionSender: Service, Sendable {
     }
 
     func run() async throws {
-        // Ends with graceful shutdown: the sleep is cancelled.
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.sendDue()
-                try? await Task.sleep(for: self.interval)
-            }
-        }
+        await runPeriodically(every: interval) { await self.sendDue() }
     }
 
     func sendDue() async {

@@ -42,13 +42,7 @@ final class NotificationCatchUp: Service, Sendable {
     }
 
     func run() async throws {
-        // Ends with graceful shutdown: the sleep is cancelled.
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.catchUpOnce()
-                try? await Task.sleep(for: self.period)
-            }
-        }
+        await runPeriodically(every: period) { _ = await self.catchUpOnce() }
     }
 
     /// One run over every environment; the notifications it applied that had not been.

@@ -9,17 +9,6 @@ public struct CatchUpCursor: Equatable, Sendable {
     public var leaseHolder: String?
     public var leaseUntilMs: Int64?
     public var updatedAtMs: Int64
-
-    public init(
-        environment: AppleEnvironment, appliedUntilMs: Int64? = nil, leaseHolder: String? = nil,
-        leaseUntilMs: Int64? = nil, updatedAtMs: Int64
-    ) {
-        self.environment = environment
-        self.appliedUntilMs = appliedUntilMs
-        self.leaseHolder = leaseHolder
-        self.leaseUntilMs = leaseUntilMs
-        self.updatedAtMs = updatedAtMs
-    }
 }
 
 /// A span of notification history this ledger may catch up: the cursor it starts from.
@@ -35,15 +24,4 @@ public struct PendingConsumption: Equatable, Sendable {
     public var requestedAtMs: Int64
     public var nextAttemptAtMs: Int64
     public var attempts: Int32
-
-    public init(
-        key: TransactionKey, request: ConsumptionInfoRequest, requestedAtMs: Int64, nextAttemptAtMs: Int64,
-        attempts: Int32
-    ) {
-        self.key = key
-        self.request = request
-        self.requestedAtMs = requestedAtMs
-        self.nextAttemptAtMs = nextAttemptAtMs
-        self.attempts = attempts
-    }
 }
