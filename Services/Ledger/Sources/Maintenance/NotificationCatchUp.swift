@@ -101,7 +101,7 @@ final class NotificationCatchUp: Service, Sendable {
         }
         await release(environment, appliedUntil: window.endMs, requestID: requestID)
         if applied > 0 {
-            logger.notice(
+            logger.info(
                 "notifications recovered from Apple's history",
                 metadata: [
                     "request.id": "\(requestID)", "catchup.recovered": "\(applied)",
