@@ -26,6 +26,8 @@ public enum FailureCode: String, CaseIterable, Sendable {
     case deadlineExceeded = "deadline_exceeded"
     case unsupportedContract = "unsupported_contract"
     case overloaded = "overloaded"
+    /// A verifier asked for an App Store Server API call has no credentials for it.
+    case serverAPIUnconfigured = "server_api_unconfigured"
 }
 
 extension ServiceFailure {

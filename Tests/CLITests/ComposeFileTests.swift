@@ -169,9 +169,12 @@ import Yams
             #expect(postgresDependency?["condition"] as? String == "service_healthy", "\(ledger)")
             #expect(services[ledger]?["deploy"] == nil, "\(ledger): not replicated; the gateways reach each ledger by name")
         }
-        // The same rules on the same database; one ledger refreshes lapsed subscriptions, as `storekeeper up` does,
-        // so STOREKEEPER_REFRESH_PER_MINUTE stays the rate of those Apple calls.
-        let refreshVariables = [ConfigurationVariable.refreshEndpoint.rawValue, Self.refreshOff.0]
+        // The same rules on the same database; one ledger refreshes lapsed subscriptions and catches notifications
+        // up, as `storekeeper up` does, so STOREKEEPER_REFRESH_PER_MINUTE stays the rate of those Apple calls.
+        let refreshVariables = [
+            ConfigurationVariable.refreshEndpoint.rawValue, Self.refreshOff.0,
+            ConfigurationVariable.notificationCatchUpSeconds.rawValue,
+        ]
         #expect(Set(ledgers.map { environment($0).filter { !refreshVariables.contains($0.key) } }).count == 1)
         #expect(servicesBinding(.refreshEndpoint, role: "ledger").count == 1)
         // Subscribers take one events and one replay endpoint, whichever ledger is elected: a name must reach them all.

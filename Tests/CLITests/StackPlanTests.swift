@@ -26,6 +26,9 @@ import Testing
         #expect(ledgers.map { $0.environment["STOREKEEPER_LEDGER_ENDPOINT"] } == ["tcp://127.0.0.1:7422", "tcp://127.0.0.1:7522"])
         #expect(ledgers.allSatisfy { $0.environment["STOREKEEPER_DATABASE_URL"] == url })
         #expect(ledgers.map { $0.environment["STOREKEEPER_REFRESH_PER_MINUTE"] } == [nil, "0"], "one ledger refreshes")
+        #expect(
+            ledgers.map { $0.environment["STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS"] } == [nil, "0"],
+            "one ledger catches notifications up (its refresh pool is the only one bound)")
         let gateways = plan.members.filter { $0.executable == "storekeeper-gateway" }
         #expect(gateways.map { $0.environment["STOREKEEPER_HTTP_ADDR"] } == ["127.0.0.1:8080", "127.0.0.1:8081"])
         #expect(gateways.map { $0.environment["STOREKEEPER_VERIFIER_ENDPOINT"] } == ["tcp://127.0.0.1:7421", "tcp://127.0.0.1:7521"])

@@ -23,6 +23,7 @@ enum SampleMessages {
         t.ownershipType = .familyShared
         t.offerCodeRefName = "SPRING"
         t.promotionalOfferID = "promo-1"
+        t.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
         t.kind = .autoRenewable
         return t
     }
@@ -208,6 +209,48 @@ enum SampleMessages {
         TransactionIDRequest.with { $0.transactionID = "2000000123456789" }
     }
 
+    static var subscriptionStatusRequest: SubscriptionStatusRequest {
+        SubscriptionStatusRequest.with {
+            $0.originalTransactionID = "2000000123456700"
+            $0.environment = .sandbox
+        }
+    }
+
+    static var notificationHistoryQuery: NotificationHistoryQuery {
+        NotificationHistoryQuery.with {
+            $0.environment = .sandbox
+            $0.startMs = 1_574_316_000_000
+            $0.endMs = 1_574_317_000_000
+        }
+    }
+
+    static var notificationHistoryPage: NotificationHistoryPage {
+        NotificationHistoryPage.with { $0.notifications = [notificationApply] }
+    }
+
+    static var consumptionInfoRequest: ConsumptionInfoRequest {
+        ConsumptionInfoRequest.with {
+            $0.transactionID = "2000000123456789"
+            $0.environment = .sandbox
+            $0.customerConsented = true
+            $0.consumptionStatus = 2
+            $0.platform = 1
+            $0.sampleContentProvided = true
+            $0.deliveryStatus = 5
+            $0.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+            $0.accountTenure = 3
+            $0.playTime = 4
+            $0.lifetimeDollarsRefunded = 1
+            $0.lifetimeDollarsPurchased = 2
+            $0.userStatus = 1
+            $0.refundPreference = 2
+        }
+    }
+
+    static var consumptionInfoSent: ConsumptionInfoSent {
+        ConsumptionInfoSent.with { $0.environment = .sandbox }
+    }
+
     static var signedNotificationRequest: SignedNotificationRequest {
         SignedNotificationRequest.with {
             $0.signedPayload = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"
@@ -325,6 +368,9 @@ enum SampleMessages {
             .signedNotificationRequest(signedNotificationRequest),
             .idempotencyLookup(idempotencyLookup), .idempotencyAnswer(idempotencyAnswer),
             .transactionsQuery(transactionsQuery), .transactionsPage(transactionsPage), .failure(serviceFailure),
+            .subscriptionStatusRequest(subscriptionStatusRequest), .notificationHistoryQuery(notificationHistoryQuery),
+            .notificationHistoryPage(notificationHistoryPage), .consumptionInfoRequest(consumptionInfoRequest),
+            .consumptionInfoSent(consumptionInfoSent),
         ]
     }
 
@@ -347,7 +393,8 @@ enum SampleMessages {
             signedNotificationRequest, access, idempotencyKey, answerContext, idempotencyLookup, idempotencyAnswer,
             transactionsQuery, transactionsPage, transactionsPage.transactions[0],
             TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,
-            subscriptionChanged, subscriptionExpired, bindingTransferred,
+            subscriptionChanged, subscriptionExpired, bindingTransferred, subscriptionStatusRequest,
+            notificationHistoryQuery, notificationHistoryPage, consumptionInfoRequest, consumptionInfoSent,
         ]
         messages += envelopeBodies.map {
             var envelope = Envelope(requestID: "req-1", deadlineMilliseconds: 1_574_316_030_000, body: $0)

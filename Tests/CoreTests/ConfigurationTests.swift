@@ -17,6 +17,8 @@ import Testing
         #expect(configuration.ledger.bindingPolicy == .transfer)
         #expect(configuration.ledger.dataDirectory == "./data")
         #expect(configuration.ledger.eventRetention == .seconds(7 * 24 * 3_600))
+        #expect(configuration.ledger.notificationCatchUp == .seconds(300))
+        #expect(configuration.ledger.sendConsumptionInfo == false, "consumption data leaves only when the operator says so")
         #expect(configuration.endpoints.events == "tcp://127.0.0.1:7420")
         #expect(configuration.log == LogSettings(level: .info, format: .text))
         #expect(configuration.metricsAddress == nil)
@@ -39,6 +41,8 @@ import Testing
                 "STOREKEEPER_LOG_FORMAT": "json",
                 "STOREKEEPER_METRICS_ADDR": "[::1]:9100",
                 "STOREKEEPER_EVENT_RETENTION_HOURS": "24",
+                "STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS": "60",
+                "STOREKEEPER_SEND_CONSUMPTION_INFO": "true",
             ]))
         #expect(configuration.apple.productionURL == "http://127.0.0.1:9000/production/verifyReceipt")
         #expect(configuration.apple.sharedSecret?.revealed == "0123456789abcdef")
@@ -48,6 +52,10 @@ import Testing
         #expect(configuration.ledger.bindingPolicy == .keep)
         #expect(configuration.ledger.dataDirectory == "/var/lib/storekeeper")
         #expect(configuration.ledger.eventRetention == .seconds(24 * 3_600))
+        #expect(configuration.ledger.notificationCatchUp == .seconds(60))
+        #expect(configuration.ledger.sendConsumptionInfo)
+        let off = try StorekeeperConfiguration(reader: EnvironmentReader(["STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS": "0"]))
+        #expect(off.ledger.notificationCatchUp == nil)
         #expect(configuration.endpoints.events == "ipc:///tmp/sk-events")
         #expect(configuration.apple.verifyDeadline == .milliseconds(12_000))
         #expect(configuration.log == LogSettings(level: .debug, format: .json))
@@ -71,6 +79,9 @@ import Testing
         ("STOREKEEPER_LOG_FORMAT", "xml"),
         ("STOREKEEPER_METRICS_ADDR", "nowhere"),
         ("STOREKEEPER_SIM_NOTIFICATION_URL", "not a url"),
+        ("STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS", "-1"),
+        ("STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS", "86401"),
+        ("STOREKEEPER_SEND_CONSUMPTION_INFO", "maybe"),
     ])
     func aBadValueNamesItsVariable(variable: String, value: String) {
         #expect {

@@ -1,86 +1,61 @@
 import Contracts
 import Foundation
-import LedgerClient
-import Synchronization
 import Testing
-import ZeroMQ
 
 /// The ledger re-verifies a subscription that lapsed while auto-renew was on
-/// (its renewal notification never came) through its own verifier pool: real
-/// ledger, verifier and simulator processes.
+/// (its renewal notification never came) through its own verifier pool, real
+/// processes all: with the App Store Server API when the verifiers have its
+/// key (Get All Subscription Statuses; a StoreKit 2 purchase has no receipt),
+/// else with its receipt (verifyReceipt).
 @Suite("Ledger refresh", .serialized)
 struct LedgerRefreshTests {
-    @Test func aLapsedAutoRenewingSubscriptionIsRefreshedThroughTheVerifierPool() async throws {
-        let simulator = try await SimulatorProcess()
-        let pool = try await PoolHarness(simulator: simulator)
-        let ledger = try await LedgerProcess(extraEnvironment: [
-            "STOREKEEPER_REFRESH_PER_MINUTE": "600", "STOREKEEPER_LEDGER_SWEEP_INTERVAL_MS": "100",
-        ])
-        let verifier = try pool.startVerifier([
-            "STOREKEEPER_REFRESH_ENDPOINT": ledger.environment["STOREKEEPER_REFRESH_ENDPOINT"] ?? ""
-        ])
-        let context = ZMQContext()
-        let client = ledger.client(context)
-        let clientRunner = Task { try await client.run() }
-        let received = LedgerEventStreamTests.Received()
-        let subscriber = Task { try await ledger.subscriber(context).run(after: 0) { received.append($0) } }
-        do {
-            let (receipt, transactionID) = try await simulator.purchase(
-                product: "com.example.pro.monthly", type: "auto_renewable", environment: "sandbox")
-            // What the ledger last heard: a period that ended a minute ago with
-            // auto-renew on, and the receipt to ask Apple with.
-            let now = Int64(Date().timeIntervalSince1970 * 1_000)
-            let lapsed = RecordRequest.with {
-                $0.userID = "u-refresh"
-                $0.result = VerifyResult.with {
-                    $0.environment = .sandbox
-                    $0.style = .ios7
-                    $0.bundleID = "com.example.storekeeper"
-                    $0.latestReceipt = receipt
-                    $0.transactions = [
-                        Transaction.with {
-                            $0.transactionID = "\(transactionID)-previous"
-                            $0.originalTransactionID = transactionID
-                            $0.productID = "com.example.pro.monthly"
-                            $0.quantity = 1
-                            $0.purchaseDateMs = now - 6 * 60_000
-                            $0.expiresDateMs = now - 60_000
-                        }
-                    ]
-                    $0.pendingRenewals = [
-                        PendingRenewal.with {
-                            $0.originalTransactionID = transactionID
-                            $0.autoRenewStatus = true
-                        }
-                    ]
-                }
-            }
-            let recorded = try await client.record(lapsed, requestID: "lapsed")
-            #expect(recorded.entitlements.first?.state == .expired)
+    static let ledgerEnvironment = [
+        "STOREKEEPER_REFRESH_PER_MINUTE": "600", "STOREKEEPER_LEDGER_SWEEP_INTERVAL_MS": "100",
+        "STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS": "0",
+    ]
 
-            // The ledger notices, asks Apple (the simulator) through the verifier, and renews.
-            for _ in 0..<300 where !received.all.contains(where: { $0.topic == "subscription.renewed" }) {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            let renewed = try #require(received.all.first { $0.topic == "subscription.renewed" })
-            #expect(renewed.userID == "u-refresh")
-            #expect(renewed.subscriptionRenewed.originalTransactionID == transactionID)
-            #expect(renewed.subscriptionRenewed.expiresDateMs > now)
-            #expect(renewed.requestID.hasPrefix("refresh-"))
-            let granted = received.all.filter { $0.topic == "transaction.granted" }
-            #expect(granted.map(\.transactionGranted.grant.transactionID).contains(transactionID))
-            let entitlements = try await client.entitlements(of: "u-refresh", requestID: "read")
-            #expect(entitlements.entitlements.first?.state == .active)
-        } catch {
-            Issue.record("\(error)")
+    /// Records `lapsed`, waits for the subscription's renewal and checks what the stream and the user's entitlements say.
+    func expectRefreshed(
+        _ stack: ServerAPIStack, _ lapsed: RecordRequest, originalTransactionID: String, now: Int64
+    ) async throws -> Entitlement? {
+        let recorded = try await stack.client.record(lapsed, requestID: "lapsed")
+        #expect(recorded.entitlements.first?.state == .expired)
+        // The ledger notices, asks Apple (the simulator) through the verifier, and renews.
+        let renewed = try await stack.events.first("renewing \(originalTransactionID)") {
+            $0.topic == "subscription.renewed" && $0.subscriptionRenewed.originalTransactionID == originalTransactionID
         }
-        subscriber.cancel()
-        _ = await subscriber.result
-        clientRunner.cancel()
-        _ = await clientRunner.result
-        #expect(await verifier.stop() == 0)
-        #expect(await ledger.stop() == 0)
-        await pool.stop()
-        await simulator.stop()
+        #expect(renewed.requestID.hasPrefix("refresh-"))
+        #expect(renewed.userID == lapsed.userID)
+        #expect(renewed.subscriptionRenewed.expiresDateMs > now)
+        #expect(
+            stack.events.all.contains {
+                $0.topic == "transaction.granted" && $0.transactionGranted.grant.transactionID == originalTransactionID
+            })
+        let entitlements = try await stack.client.entitlements(of: lapsed.userID, requestID: "read")
+        #expect(entitlements.entitlements.first?.state == .active)
+        return entitlements.entitlements.first
+    }
+
+    @Test func withoutServerAPICredentialsALapsedSubscriptionIsRefreshedByItsReceipt() async throws {
+        try await ServerAPIStack.run(serverAPI: false, ledgerEnvironment: Self.ledgerEnvironment) { stack in
+            let (receipt, transactionID) = try await stack.simulator.purchase(
+                product: "com.example.pro.monthly", type: "auto_renewable", environment: "sandbox")
+            let now = Int64(Date().timeIntervalSince1970 * 1_000)
+            let lapsed = lapsedSubscription(user: "u-refresh", originalTransactionID: transactionID, now: now, receipt: receipt)
+            _ = try await expectRefreshed(stack, lapsed, originalTransactionID: transactionID, now: now)
+            #expect(stack.ledger.process.captured.contains("refresh.path=verify_receipt"))
+        }
+    }
+
+    @Test func aStoreKit2SubscriptionWithNoReceiptIsRefreshedThroughTheServerAPI() async throws {
+        try await ServerAPIStack.run(ledgerEnvironment: Self.ledgerEnvironment) { stack in
+            let bought = try await stack.buy("com.example.pro.monthly", type: "auto_renewable", account: "sk2-refresh")
+            let original = try #require(bought["original_transaction_id"] as? String)
+            let now = Int64(Date().timeIntervalSince1970 * 1_000)
+            let lapsed = lapsedSubscription(user: "u-sk2", originalTransactionID: original, now: now, receipt: nil)
+            let entitlement = try await expectRefreshed(stack, lapsed, originalTransactionID: original, now: now)
+            #expect(entitlement?.autoRenew == true, "the renewal info came with the status")
+            #expect(stack.ledger.process.captured.contains("refresh.path=server_api"))
+        }
     }
 }

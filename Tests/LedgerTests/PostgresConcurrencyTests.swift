@@ -64,6 +64,26 @@ struct PostgresConcurrencyTests {
         #expect(Set(listed.map(\.grantedSeq)) == Set(grantEvents.map(\.seq)), "granted_seq is the event's seq")
     }
 
+    @Test func twoLedgersClaimingTheCatchUpAtOnceNeverBothGetIt() async throws {
+        let (a, b) = try await Self.twoLedgers()
+        let rules = LedgerRules(policy: .transfer)
+        // The first round races to insert the cursor, the others to update it.
+        for round in 0..<10 {
+            let now = t0 + Int64(round) * Make.minute
+            async let onA = Self.commit([.claimCatchUp(.production, holder: "a", leaseMs: 30_000)], on: a, rules: rules, at: now)
+            async let onB = Self.commit([.claimCatchUp(.production, holder: "b", leaseMs: 30_000)], on: b, rules: rules, at: now)
+            let outcomes = try await onA + onB
+            let holders = zip(["a", "b"], outcomes).compactMap { holder, outcome -> String? in
+                guard case .success(.catchUp(let claim)) = outcome, claim != nil else { return nil }
+                return holder
+            }
+            #expect(holders.count == 1, "round \(round): \(outcomes)")
+            guard let holder = holders.first else { continue }
+            _ = try await Self.commit(
+                [.releaseCatchUp(.production, holder: holder, appliedUntil: now)], on: holder == "a" ? a : b, rules: rules, at: now)
+        }
+    }
+
     @Test func underKeepOnlyOneOfTwoUsersRacingForAPurchaseGetsIt() async throws {
         let (a, b) = try await Self.twoLedgers()
         let rules = LedgerRules(policy: .keep)

@@ -31,10 +31,13 @@ struct SQLiteToPostgresImportTests {
         let report = try await Self.runImport(sample.directory, into: url)
         #expect(report.committed)
         #expect(report.sqlitePath == sample.file, "a directory is taken to hold ledger.sqlite")
-        #expect(report.migrationsApplied == ["1-ledger"])
+        #expect(report.migrationsApplied == ["1-ledger", "2-server-api"])
         #expect(
             report.tables.map(\.name)
-                == ["transactions", "bindings", "binding_history", "subscriptions", "notifications", "idempotency_keys", "events"])
+                == [
+                    "transactions", "bindings", "binding_history", "subscriptions", "notifications", "idempotency_keys",
+                    "catchup_cursor", "consumption_requests", "events",
+                ])
         for table in report.tables {
             #expect(table.sqliteRows > 0, "\(table.name): the sample has rows in every table")
             #expect(table.postgresRows == table.sqliteRows, "\(table.name)")

@@ -87,8 +87,9 @@ struct TransactionIDRequestTests {
     @Test func applesTroubleUntilTheDeadlineIsRetryable() async throws {
         try await ServerAPIHarness.with { harness in
             harness.faults(.production, ServerAPIFaultPlan(always: .unavailable))
-            // The envelope's deadline bounds the verifier's retries.
-            let deadline = Int64(Date().timeIntervalSince1970 * 1_000) + 1_500
+            // The envelope's deadline bounds the verifier's retries; 6 s leaves room for a second
+            // attempt even when a loaded machine makes the first one slow.
+            let deadline = Int64(Date().timeIntervalSince1970 * 1_000) + 6_000
             let answer = await ServerAPIHarness.ask(try harness.handler(), Self.byID("2000000000000001"), deadlineMs: deadline)
             guard case .failure(let failure) = answer else {
                 Issue.record("no failure")

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -23,7 +24,8 @@ public enum LedgerApplication {
         let logger = context.logger
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
         let zmq = ZMQContext()
-        let rules = LedgerRules(policy: settings.bindingPolicy, catalog: try catalog(settings))
+        let rules = LedgerRules(
+            policy: settings.bindingPolicy, catalog: try catalog(settings), sendsConsumptionInfo: settings.sendConsumptionInfo)
         let store: any LedgerStore
         let publish: @Sendable ([CommittedEvent]) -> Void
         var publisher: EventPublisher?
@@ -58,11 +60,19 @@ public enum LedgerApplication {
         let replay: [any Service] =
             publisher == nil
             ? [] : [EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)]
+        // The ledger's own verifier pool: refreshes, the notification catch-up and consumption
+        // information (the verifiers hold the App Store Server API key). Bound when one of the
+        // first two is on: `storekeeper up` turns both off on all ledgers but the first.
         let refreshPool =
-            settings.refreshPerMinute > 0
+            settings.refreshPerMinute > 0 || settings.notificationCatchUp != nil
             ? VerifierPoolClient(context: zmq, endpoint: endpoints.refresh, logger: logger) : nil
+        let serverAPI = refreshPool.map { LedgerServerAPI(pool: $0, clock: clock) }
+        let refresher =
+            settings.refreshPerMinute > 0
+            ? serverAPI.map { SubscriptionRefresh(committer: committer, serverAPI: $0, clock: clock, logger: logger) } : nil
+        let serverAPIWork = serverAPIServices(serverAPI, committer: committer, context: context, clock: clock)
         let maintenance = LedgerMaintenance(
-            committer: committer, refreshPool: refreshPool,
+            committer: committer, refresher: refresher,
             settings: .init(
                 interval: settings.sweepInterval, retention: settings.eventRetention,
                 refreshPerMinute: settings.refreshPerMinute),
@@ -74,7 +84,39 @@ public enum LedgerApplication {
                 "ledger.binding_policy": "\(settings.bindingPolicy)",
                 "ledger.endpoint": "\(endpoints.ledger)", "ledger.events_endpoint": "\(endpoints.events)",
                 "ledger.replay_endpoint": "\(endpoints.replay)",
+                "ledger.notification_catchup": "\(settings.notificationCatchUp.map { "\($0)" } ?? "off")",
+                "ledger.send_consumption_info": "\(settings.sendConsumptionInfo)",
             ])
-        return events + [committer] + (refreshPool.map { [$0] } ?? []) + [requests] + replay + [maintenance]
+        return events + [committer] + (refreshPool.map { [$0] } ?? []) + [requests] + replay + [maintenance] + serverAPIWork
+    }
+
+    /// The notification catch-up and the consumption information sender, when on and the pool is there.
+    private static func serverAPIServices(
+        _ serverAPI: LedgerServerAPI?, committer: GroupCommitter, context: ProcessLauncher.Context,
+        clock: @escaping @Sendable () -> Int64
+    ) -> [any Service] {
+        let settings = context.configuration.ledger
+        guard let serverAPI else {
+            if settings.sendConsumptionInfo {
+                context.logger.warning(
+                    "STOREKEEPER_SEND_CONSUMPTION_INFO is on but this ledger has no verifier pool (refresh and catch-up are off): another ledger must send what it queues")
+            }
+            return []
+        }
+        var services: [any Service] = []
+        if let period = settings.notificationCatchUp {
+            let environments: [AppleEnvironment] =
+                context.configuration.apple.acceptSandbox ? [.production, .sandbox] : [.production]
+            services.append(
+                NotificationCatchUp(
+                    committer: committer, serverAPI: serverAPI, environments: environments, period: period, clock: clock,
+                    logger: context.logger))
+        }
+        if settings.sendConsumptionInfo {
+            services.append(
+                ConsumptionSender(
+                    committer: committer, serverAPI: serverAPI, interval: settings.sweepInterval, logger: context.logger))
+        }
+        return services
     }
 }

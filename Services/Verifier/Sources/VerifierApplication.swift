@@ -107,7 +107,9 @@ struct VerifyRequestHandler: Sendable {
 
     let verifier: ReceiptVerifier
     let signedData: SignedDataReader
-    /// The App Store Server API, when configured: POST /v1/transactions with a transaction_id.
+    /// The App Store Server API, when configured: POST /v1/transactions with a
+    /// transaction_id, and the ledger's refreshes, notification catch-up and
+    /// consumption information (`ServerAPIPoolRequests`).
     let serverAPI: AppStoreServerClient?
     /// `STOREKEEPER_RECEIPT_VERIFICATION=server_api`: receipts are read from the Server API's history.
     let historyReceipts: ServerAPIReceiptReader?
@@ -126,7 +128,7 @@ struct VerifyRequestHandler: Sendable {
                 body = .failure(error)
             }
         case .transactionIDRequest(let request):
-            body = await fetchTransaction(request.transactionID, by: deadline(envelope, nowMs: nowMs))
+            body = await fetchTransaction(request.transactionID, by: deadline(of: envelope, nowMs: nowMs))
         case .signedNotificationRequest(let request):
             do {
                 body = .notificationApply(
@@ -135,14 +137,18 @@ struct VerifyRequestHandler: Sendable {
                 body = .failure(error)
             }
         default:
-            body = .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
+            // The ledger's App Store Server API requests (its refresh pool), else nothing a verifier answers.
+            body =
+                await ServerAPIPoolRequests(client: serverAPI).answer(
+                    envelope.body, deadline: deadline(of: envelope, nowMs: nowMs), nowMs: nowMs)
+                ?? .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
         }
         return Envelope(requestID: envelope.requestID, body: body)
     }
 
     /// The envelope's absolute deadline, when it is sooner than our own default, less
     /// the time the answer needs to travel back: an answer after the deadline is wasted.
-    private func deadline(_ envelope: Envelope, nowMs: Int64) -> ContinuousClock.Instant {
+    private func deadline(of envelope: Envelope, nowMs: Int64) -> ContinuousClock.Instant {
         var budget = defaultDeadline
         if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
         if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
@@ -150,7 +156,7 @@ struct VerifyRequestHandler: Sendable {
     }
 
     private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
-        let deadline = deadline(envelope, nowMs: nowMs)
+        let deadline = deadline(of: envelope, nowMs: nowMs)
         if let historyReceipts {
             do {
                 return .verifyResult(try await historyReceipts.verify(request, deadline: deadline, requestID: envelope.requestID))

@@ -22,6 +22,8 @@ public struct SignedTransactionClaims: Decodable, Sendable {
     public var offerType: Int32?
     public var offerIdentifier: String?
     public var environment: String?
+    /// The UUID the app set on the purchase, when it set one.
+    public var appAccountToken: String?
 }
 
 public struct SignedRenewalClaims: Decodable, Sendable {

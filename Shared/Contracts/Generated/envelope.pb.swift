@@ -196,12 +196,53 @@ public nonisolated struct Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .transactionIDRequest(newValue)}
   }
 
+  /// The ledger's App Store Server API requests (server_api.proto), over its refresh pool.
+  public var subscriptionStatusRequest: SubscriptionStatusRequest {
+    get {
+      if case .subscriptionStatusRequest(let v)? = _storage._body {return v}
+      return SubscriptionStatusRequest()
+    }
+    set {_uniqueStorage()._body = .subscriptionStatusRequest(newValue)}
+  }
+
+  public var notificationHistoryQuery: NotificationHistoryQuery {
+    get {
+      if case .notificationHistoryQuery(let v)? = _storage._body {return v}
+      return NotificationHistoryQuery()
+    }
+    set {_uniqueStorage()._body = .notificationHistoryQuery(newValue)}
+  }
+
+  public var notificationHistoryPage: NotificationHistoryPage {
+    get {
+      if case .notificationHistoryPage(let v)? = _storage._body {return v}
+      return NotificationHistoryPage()
+    }
+    set {_uniqueStorage()._body = .notificationHistoryPage(newValue)}
+  }
+
   public var failure: ServiceFailure {
     get {
       if case .failure(let v)? = _storage._body {return v}
       return ServiceFailure()
     }
     set {_uniqueStorage()._body = .failure(newValue)}
+  }
+
+  public var consumptionInfoRequest: ConsumptionInfoRequest {
+    get {
+      if case .consumptionInfoRequest(let v)? = _storage._body {return v}
+      return ConsumptionInfoRequest()
+    }
+    set {_uniqueStorage()._body = .consumptionInfoRequest(newValue)}
+  }
+
+  public var consumptionInfoSent: ConsumptionInfoSent {
+    get {
+      if case .consumptionInfoSent(let v)? = _storage._body {return v}
+      return ConsumptionInfoSent()
+    }
+    set {_uniqueStorage()._body = .consumptionInfoSent(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -224,7 +265,13 @@ public nonisolated struct Envelope: @unchecked Sendable {
     case transactionsQuery(TransactionsQuery)
     case transactionsPage(TransactionsPage)
     case transactionIDRequest(TransactionIDRequest)
+    /// The ledger's App Store Server API requests (server_api.proto), over its refresh pool.
+    case subscriptionStatusRequest(SubscriptionStatusRequest)
+    case notificationHistoryQuery(NotificationHistoryQuery)
+    case notificationHistoryPage(NotificationHistoryPage)
     case failure(ServiceFailure)
+    case consumptionInfoRequest(ConsumptionInfoRequest)
+    case consumptionInfoSent(ConsumptionInfoSent)
 
   }
 
@@ -236,7 +283,8 @@ public nonisolated struct Envelope: @unchecked Sendable {
 /// A typed failure answered instead of a result. `code` is one of the spec's
 /// stable error codes (receipt_invalid, apple_unavailable, bundle_mismatch,
 /// shared_secret_mismatch, already_bound, ...) or an internal one
-/// (internal_error, deadline_exceeded, unsupported_contract). signature_invalid:
+/// (internal_error, deadline_exceeded, unsupported_contract, server_api_unconfigured:
+/// a verifier without App Store Server API credentials). signature_invalid:
 /// a JWS that does not verify against Apple's chain.
 public nonisolated struct ServiceFailure: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -276,7 +324,7 @@ fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
 
 nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{2}\u{4}failure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{3}subscription_status_request\0\u{3}notification_history_query\0\u{3}notification_history_page\0\u{1}failure\0\u{3}consumption_info_request\0\u{3}consumption_info_sent\0")
 
   fileprivate class _StorageClass {
     var _contractVersion: UInt32 = 0
@@ -542,6 +590,45 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
             _storage._body = .transactionIDRequest(v)
           }
         }()
+        case 27: try {
+          var v: SubscriptionStatusRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .subscriptionStatusRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .subscriptionStatusRequest(v)
+          }
+        }()
+        case 28: try {
+          var v: NotificationHistoryQuery?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .notificationHistoryQuery(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .notificationHistoryQuery(v)
+          }
+        }()
+        case 29: try {
+          var v: NotificationHistoryPage?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .notificationHistoryPage(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .notificationHistoryPage(v)
+          }
+        }()
         case 30: try {
           var v: ServiceFailure?
           var hadOneofValue = false
@@ -553,6 +640,32 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
           if let v = v {
             if hadOneofValue {try decoder.handleConflictingOneOf()}
             _storage._body = .failure(v)
+          }
+        }()
+        case 31: try {
+          var v: ConsumptionInfoRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .consumptionInfoRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .consumptionInfoRequest(v)
+          }
+        }()
+        case 32: try {
+          var v: ConsumptionInfoSent?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .consumptionInfoSent(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .consumptionInfoSent(v)
           }
         }()
         default: break
@@ -648,9 +761,29 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         guard case .transactionIDRequest(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
       }()
+      case .subscriptionStatusRequest?: try {
+        guard case .subscriptionStatusRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+      }()
+      case .notificationHistoryQuery?: try {
+        guard case .notificationHistoryQuery(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+      }()
+      case .notificationHistoryPage?: try {
+        guard case .notificationHistoryPage(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
+      }()
       case .failure?: try {
         guard case .failure(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+      }()
+      case .consumptionInfoRequest?: try {
+        guard case .consumptionInfoRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+      }()
+      case .consumptionInfoSent?: try {
+        guard case .consumptionInfoSent(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
       }()
       case nil: break
       }

@@ -329,6 +329,12 @@ public nonisolated struct Transaction: @unchecked Sendable {
     set {_uniqueStorage()._kind = newValue}
   }
 
+  /// StoreKit 2's appAccountToken (the UUID the app set on the purchase); empty when none.
+  public var appAccountToken: String {
+    get {_storage._appAccountToken}
+    set {_uniqueStorage()._appAccountToken = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -558,7 +564,7 @@ nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Transaction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0\u{3}original_transaction_id\0\u{3}product_id\0\u{1}quantity\0\u{3}purchase_date_ms\0\u{3}original_purchase_date_ms\0\u{3}expires_date_ms\0\u{3}cancellation_date_ms\0\u{3}cancellation_reason\0\u{3}is_trial_period\0\u{3}is_in_intro_offer_period\0\u{3}is_upgraded\0\u{3}web_order_line_item_id\0\u{3}subscription_group_identifier\0\u{3}ownership_type\0\u{3}offer_code_ref_name\0\u{3}promotional_offer_id\0\u{1}kind\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0\u{3}original_transaction_id\0\u{3}product_id\0\u{1}quantity\0\u{3}purchase_date_ms\0\u{3}original_purchase_date_ms\0\u{3}expires_date_ms\0\u{3}cancellation_date_ms\0\u{3}cancellation_reason\0\u{3}is_trial_period\0\u{3}is_in_intro_offer_period\0\u{3}is_upgraded\0\u{3}web_order_line_item_id\0\u{3}subscription_group_identifier\0\u{3}ownership_type\0\u{3}offer_code_ref_name\0\u{3}promotional_offer_id\0\u{1}kind\0\u{3}app_account_token\0")
 
   fileprivate class _StorageClass {
     var _transactionID: String = String()
@@ -579,6 +585,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
     var _offerCodeRefName: String = String()
     var _promotionalOfferID: String = String()
     var _kind: ProductKind = .unspecified
+    var _appAccountToken: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -607,6 +614,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
       _offerCodeRefName = source._offerCodeRefName
       _promotionalOfferID = source._promotionalOfferID
       _kind = source._kind
+      _appAccountToken = source._appAccountToken
     }
   }
 
@@ -643,6 +651,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
         case 16: try { try decoder.decodeSingularStringField(value: &_storage._offerCodeRefName) }()
         case 17: try { try decoder.decodeSingularStringField(value: &_storage._promotionalOfferID) }()
         case 18: try { try decoder.decodeSingularEnumField(value: &_storage._kind) }()
+        case 19: try { try decoder.decodeSingularStringField(value: &_storage._appAccountToken) }()
         default: break
         }
       }
@@ -709,6 +718,9 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
       if _storage._kind != .unspecified {
         try visitor.visitSingularEnumField(value: _storage._kind, fieldNumber: 18)
       }
+      if !_storage._appAccountToken.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._appAccountToken, fieldNumber: 19)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -736,6 +748,7 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
         if _storage._offerCodeRefName != rhs_storage._offerCodeRefName {return false}
         if _storage._promotionalOfferID != rhs_storage._promotionalOfferID {return false}
         if _storage._kind != rhs_storage._kind {return false}
+        if _storage._appAccountToken != rhs_storage._appAccountToken {return false}
         return true
       }
       if !storagesAreEqual {return false}

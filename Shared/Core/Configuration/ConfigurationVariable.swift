@@ -40,6 +40,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case eventRetentionHours = "STOREKEEPER_EVENT_RETENTION_HOURS"
     case refreshPerMinute = "STOREKEEPER_REFRESH_PER_MINUTE"
     case ledgerSweepInterval = "STOREKEEPER_LEDGER_SWEEP_INTERVAL_MS"
+    case notificationCatchUpSeconds = "STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS"
+    case sendConsumptionInfo = "STOREKEEPER_SEND_CONSUMPTION_INFO"
     // Simulator.
     case simulatorAddress = "STOREKEEPER_SIM_ADDR"
     case simulatorNotificationURL = "STOREKEEPER_SIM_NOTIFICATION_URL"
@@ -79,6 +81,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .eventRetentionHours: "168"
         case .refreshPerMinute: "60"
         case .ledgerSweepInterval: "10000"
+        case .notificationCatchUpSeconds: "300"
+        case .sendConsumptionInfo: "false"
         case .simulatorAddress: "127.0.0.1:8090"
         case .simulatorNotificationVersion: "1"
         case .simulatorPageSize: "20"
@@ -136,6 +140,10 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .eventRetentionHours: "how long the ledger keeps events for replay (hours)"
         case .refreshPerMinute: "expired auto-renewing subscriptions the ledger re-verifies per minute (0: never)"
         case .ledgerSweepInterval: "how often the ledger looks for expiries and due refreshes (ms)"
+        case .notificationCatchUpSeconds:
+            "how often the ledger pulls the App Store Server API's notification history and applies what it missed (seconds; 0: never); needs the verifiers' Server API credentials"
+        case .sendConsumptionInfo:
+            "true: answer each CONSUMPTION_REQUEST with Send Consumption Information built from the ledger's records; turning it on states that customers consented to sharing it"
         case .simulatorAddress: "storekeeper-sim listen address"
         case .simulatorNotificationURL: "where storekeeper-sim sends server notifications"
         case .simulatorNotificationVersion:

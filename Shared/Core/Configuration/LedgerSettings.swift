@@ -23,6 +23,12 @@ public struct LedgerSettings: Sendable {
     public var catalogPath: String?
     /// `STOREKEEPER_DATABASE_URL`: the ledger on PostgreSQL; nil for SQLite in `dataDirectory`.
     public var databaseURL: DatabaseURL?
+    /// `STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS`: how often Apple's notification history is
+    /// pulled and what was missed applied (through the verifiers' App Store Server API); nil: never.
+    public var notificationCatchUp: Duration?
+    /// `STOREKEEPER_SEND_CONSUMPTION_INFO`: answer CONSUMPTION_REQUEST notifications with
+    /// Send Consumption Information (the operator states its customers consented).
+    public var sendConsumptionInfo: Bool
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         dataDirectory = reader.string(.dataDirectory)
@@ -33,5 +39,8 @@ public struct LedgerSettings: Sendable {
         sweepInterval = try reader.milliseconds(.ledgerSweepInterval, in: 10...3_600_000)
         catalogPath = reader.raw(.catalog)
         databaseURL = try reader.raw(.databaseURL).map { text throws(ConfigurationError) in try DatabaseURL(parsing: text) }
+        let catchUp = try reader.integer(.notificationCatchUpSeconds, in: 0...86_400)
+        notificationCatchUp = catchUp > 0 ? .seconds(catchUp) : nil
+        sendConsumptionInfo = try reader.boolean(.sendConsumptionInfo)
     }
 }

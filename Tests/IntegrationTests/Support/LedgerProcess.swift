@@ -127,3 +127,37 @@ func recordRequest(user: String, transactionIDs: [String], purchased: Int64 = 1_
         }
     }
 }
+
+/// What a ledger last heard of a subscription that lapsed a minute before
+/// `now` (ms): a previous period's transaction of `originalTransactionID`.
+/// With a `receipt` (verifyReceipt's), auto-renew on and the receipt to ask
+/// Apple with; without (StoreKit 2's JWS), no receipt and no renewal info.
+func lapsedSubscription(user: String, originalTransactionID: String, now: Int64, receipt: String?) -> RecordRequest {
+    RecordRequest.with {
+        $0.userID = user
+        $0.result = VerifyResult.with {
+            $0.environment = .sandbox
+            $0.style = receipt == nil ? .signedTransaction : .ios7
+            $0.bundleID = "com.example.storekeeper"
+            $0.transactions = [
+                Transaction.with {
+                    $0.transactionID = "\(originalTransactionID)-previous"
+                    $0.originalTransactionID = originalTransactionID
+                    $0.productID = "com.example.pro.monthly"
+                    $0.quantity = 1
+                    $0.purchaseDateMs = now - 6 * 60_000
+                    $0.expiresDateMs = now - 60_000
+                    if receipt == nil { $0.kind = .autoRenewable }
+                }
+            ]
+            guard let receipt else { return }
+            $0.latestReceipt = receipt
+            $0.pendingRenewals = [
+                PendingRenewal.with {
+                    $0.originalTransactionID = originalTransactionID
+                    $0.autoRenewStatus = true
+                }
+            ]
+        }
+    }
+}

@@ -32,15 +32,9 @@ struct StackHarness {
                 metrics.append("http://127.0.0.1:\(metricsPort)/metrics")
                 verifiers.append(try ChildProcess(
                     "storekeeper-verifier",
-                    environment: [
-                        "STOREKEEPER_VERIFIER_ENDPOINT": gateway.verifierEndpoint,
-                        "STOREKEEPER_REFRESH_ENDPOINT": ledger.environment["STOREKEEPER_REFRESH_ENDPOINT"] ?? "",
-                        "STOREKEEPER_APPLE_PRODUCTION_URL": simulator.productionURL,
-                        "STOREKEEPER_APPLE_SANDBOX_URL": simulator.sandboxURL,
-                        "STOREKEEPER_APPLE_SHARED_SECRET": SimulatorProcess.secret,
-                        "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper", "STOREKEEPER_LOG_LEVEL": "info",
-                        "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)",
-                    ]))
+                    environment: verifierEnvironment(gateway: gateway, ledger: ledger, simulator: simulator).merging([
+                        "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)"
+                    ]) { $1 }))
             }
             try await gateway.waitUntilReady()
             try await body(
@@ -71,4 +65,18 @@ struct StackHarness {
     }
 
     struct NothingInFlight: Error {}
+
+    /// A verifier serving `gateway` and `ledger`'s refresh pool, calling `simulator`'s verifyReceipt.
+    static func verifierEnvironment(
+        gateway: GatewayProcess, ledger: LedgerProcess, simulator: SimulatorProcess
+    ) -> [String: String] {
+        [
+            "STOREKEEPER_VERIFIER_ENDPOINT": gateway.verifierEndpoint,
+            "STOREKEEPER_REFRESH_ENDPOINT": ledger.environment["STOREKEEPER_REFRESH_ENDPOINT"] ?? "",
+            "STOREKEEPER_APPLE_PRODUCTION_URL": simulator.productionURL,
+            "STOREKEEPER_APPLE_SANDBOX_URL": simulator.sandboxURL,
+            "STOREKEEPER_APPLE_SHARED_SECRET": SimulatorProcess.secret,
+            "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper", "STOREKEEPER_LOG_LEVEL": "info",
+        ]
+    }
 }

@@ -23,7 +23,7 @@ struct LedgerFixture {
 
     init(
         _ kind: StoreKind = .sqlite, policy: BindingPolicy = .transfer, store: SQLiteLedgerStore? = nil,
-        catalog: ProductCatalog? = nil
+        catalog: ProductCatalog? = nil, sendsConsumptionInfo: Bool = false
     ) async throws {
         switch kind {
         case .sqlite: self.store = try store ?? SQLiteLedgerStore.inMemory()
@@ -31,7 +31,7 @@ struct LedgerFixture {
             let url = try await PostgresTestServer.shared().newDatabase()
             self.store = try await PostgresLedgerStore.open(url: url, logger: Logger(label: "test"), readers: 1)
         }
-        self.rules = LedgerRules(policy: policy, catalog: catalog)
+        self.rules = LedgerRules(policy: policy, catalog: catalog, sendsConsumptionInfo: sendsConsumptionInfo)
     }
 
     /// Drives `store` as it is (a PostgreSQL store opened on an imported database).

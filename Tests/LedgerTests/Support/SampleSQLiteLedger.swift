@@ -5,7 +5,8 @@ import Foundation
 
 /// An SQLite ledger on disk written by the real rules, with rows in every
 /// table `storekeeper db import` moves: subscriptions with renewal info,
-/// one-off purchases, an answer kept for an Idempotency-Key, a notification,
+/// one-off purchases, an answer kept for an Idempotency-Key, notifications
+/// (consumption information queued for one), a catch-up cursor,
 /// a purchase moved to another user (policy transfer), text keys whose byte
 /// order differs from dictionary order, and events of which the oldest were
 /// pruned (the retained seqs do not start at 1).
@@ -27,7 +28,8 @@ struct SampleSQLiteLedger {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("storekeeper-import-\(UUID().uuidString)").path
         let store = try SQLiteLedgerStore.open(directory: directory)
-        let ledger = try await LedgerFixture(.sqlite, policy: .transfer, store: store, catalog: catalog)
+        let ledger = try await LedgerFixture(
+            .sqlite, policy: .transfer, store: store, catalog: catalog, sendsConsumptionInfo: true)
         let t0 = Make.t0
         // Its events are pruned at the end.
         _ = try await ledger.record(
@@ -50,6 +52,14 @@ struct SampleSQLiteLedger {
             "Ü-4",
             Make.result(["a-7", "B7", "é7"].map { Make.transaction($0, product: "com.example.coins100", purchased: t0) }),
             at: t0 + 6_000)
+        // A refund request of u-0's coins (consumption information queued) and a catch-up span applied.
+        var refundRequest = Make.notification(
+            "CONSUMPTION_REQUEST", id: "n-2", otid: "0001",
+            transactions: [Make.transaction("0001", product: "com.example.coins100", purchased: t0)], signed: t0 + 6_500)
+        refundRequest.version = .v2
+        _ = try await ledger.notify(refundRequest, at: t0 + 6_500)
+        _ = try await ledger.apply(.claimCatchUp(.production, holder: "sample", leaseMs: 60_000), at: t0 + 6_600)
+        _ = try await ledger.apply(.releaseCatchUp(.production, holder: "sample", appliedUntil: t0 + 6_600), at: t0 + 6_600)
         _ = try await ledger.apply(.pruneEvents(before: t0 + 500), at: t0 + 7_000)
         return SampleSQLiteLedger(directory: directory, ledger: ledger)
     }

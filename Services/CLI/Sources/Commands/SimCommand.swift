@@ -9,6 +9,7 @@ struct SimCommand: AsyncParsableCommand {
         abstract: "Buy, renew, cancel and refund in storekeeper-sim; move its clock; inject faults.",
         subcommands: [
             Purchase.self, Renew.self, Cancel.self, Refund.self, AutoRenew.self, Clock.self, Faults.self, APIFaults.self,
+            NotificationFaults.self, RefundRequest.self, Consumption.self,
         ])
 
     struct Target: ParsableArguments {

@@ -20,6 +20,15 @@ struct SimAdminClient {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        return try await send(request)
+    }
+
+    /// GETs `path`; the answer's JSON text.
+    func get(_ path: String) async throws -> String {
+        try await send(URLRequest(url: base.appendingPathComponent(path)))
+    }
+
+    private func send(_ request: URLRequest) async throws -> String {
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let text = String(decoding: data, as: UTF8.self)

@@ -47,7 +47,8 @@ struct StackPlan: Equatable {
     /// configured endpoint or address with its port moved by 100 x (N - 1) (HTTP:
     /// by N - 1); every gateway knows every ledger and every verifier every
     /// gateway. The ledgers share the events and replay endpoints (only the
-    /// elected one binds them); only the first refreshes lapsed subscriptions.
+    /// elected one binds them); only the first refreshes lapsed subscriptions
+    /// and catches notifications up (both on its refresh pool).
     init(
         configuration: StorekeeperConfiguration, scale: Scale, withSimulator: Bool, demoSecret: String,
         simulatorRootFile: String, simulatorKeyFile: String
@@ -97,7 +98,11 @@ struct StackPlan: Equatable {
             var environment: [String: String] = [:]
             if let url = scale.databaseURL { environment[V.databaseURL.rawValue] = url }
             if scaled { environment[V.ledgerEndpoint.rawValue] = endpoint }
-            if index > 0 { environment[V.refreshPerMinute.rawValue] = "0" }
+            // The first ledger alone refreshes and catches notifications up: those bind the refresh pool.
+            if index > 0 {
+                environment[V.refreshPerMinute.rawValue] = "0"
+                environment[V.notificationCatchUpSeconds.rawValue] = "0"
+            }
             members.append(
                 Member(
                     name: ledgerCount == 1 ? "ledger" : "ledger-\(index + 1)", executable: "storekeeper-ledger",

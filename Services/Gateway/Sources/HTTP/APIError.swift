@@ -45,7 +45,7 @@ struct APIError: Error, Equatable {
             status = .unprocessableContent
         case .sharedSecretMismatch, .appleRejectedRequest: status = .badGateway
         case .appleUnavailable: status = .serviceUnavailable
-        case .internalError, .deadlineExceeded, .unsupportedContract, .overloaded, nil:
+        case .internalError, .deadlineExceeded, .unsupportedContract, .overloaded, .serverAPIUnconfigured, nil:
             self = .unavailable
             return
         }

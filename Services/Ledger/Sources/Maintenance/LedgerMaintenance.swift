@@ -2,17 +2,17 @@ import Contracts
 import Foundation
 import Logging
 import ServiceLifecycle
-import VerifierPool
 
 /// The ledger's periodic work: `subscription.expired` events, event retention,
 /// and refreshing subscriptions that lapsed while auto-renew was on (a
-/// renewal notification may never come), at most `refreshPerMinute`.
+/// renewal notification may never come; `SubscriptionRefresh`), at most
+/// `refreshPerMinute`.
 final class LedgerMaintenance: Service, Sendable {
     static let sweepLimit = 500
     static let pruneEvery: Duration = .seconds(600)
 
     private let committer: GroupCommitter
-    private let refreshPool: VerifierPoolClient?
+    private let refresher: SubscriptionRefresh?
     private let interval: Duration
     private let retention: Duration
     private let refreshPerMinute: Int
@@ -20,11 +20,11 @@ final class LedgerMaintenance: Service, Sendable {
     private let logger: Logger
 
     init(
-        committer: GroupCommitter, refreshPool: VerifierPoolClient?, settings: LedgerMaintenanceSettings,
+        committer: GroupCommitter, refresher: SubscriptionRefresh?, settings: LedgerMaintenanceSettings,
         clock: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.committer = committer
-        self.refreshPool = refreshPool
+        self.refresher = refresher
         self.interval = settings.interval
         self.retention = settings.retention
         self.refreshPerMinute = settings.refreshPerMinute
@@ -88,11 +88,13 @@ final class LedgerMaintenance: Service, Sendable {
     }
 
     private func refresh() async {
-        guard let refreshPool, refreshBudget > 0, refreshPool.workerCount > 0 else { return }
+        guard let refresher, refreshBudget > 0, refresher.pool.workerCount > 0 else { return }
         let claimed: [OwnedSubscription]
         do {
-            guard case .claimed(let due) = try await committer.submit(.claimRefreshes(limit: refreshBudget), requestID: "refresh")
-            else { return }
+            // Subscriptions with no receipt (StoreKit 2) too, unless the verifiers said lately they have
+            // no Server API key: nothing else can refresh those.
+            let work = LedgerWork.claimRefreshes(limit: refreshBudget, withoutReceipt: refresher.serverAPI.shouldAsk)
+            guard case .claimed(let due) = try await committer.submit(work, requestID: "refresh") else { return }
             claimed = due
         } catch {
             logger.warning("refresh claim failed", metadata: ["error": "\(loggable(error))"])
@@ -100,31 +102,8 @@ final class LedgerMaintenance: Service, Sendable {
         }
         await withDiscardingTaskGroup { group in
             for owned in claimed {
-                group.addTask { await self.refresh(owned, pool: refreshPool) }
+                group.addTask { await refresher.refresh(owned) }
             }
-        }
-    }
-
-    private func refresh(_ owned: OwnedSubscription, pool: VerifierPoolClient) async {
-        let requestID = "refresh-\(UUID().uuidString.lowercased())"
-        let request = VerifyRequest.with {
-            $0.receiptData = owned.subscription.latestReceipt
-            $0.startEnvironment = owned.subscription.key.environment
-        }
-        let deadline = clock() + 60_000
-        do {
-            let answer = try await pool.verify(
-                Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: .verifyRequest(request)))
-            guard case .verifyResult(let result) = answer.body else {
-                if case .failure(let failure) = answer.body {
-                    logger.info("refresh not verified", metadata: ["request.id": "\(requestID)", "failure.code": "\(failure.code)"])
-                }
-                return
-            }
-            _ = try await committer.submit(.refreshResult(result, owner: owned.owner), requestID: requestID)
-            logger.info("subscription refreshed", metadata: ["request.id": "\(requestID)"])
-        } catch {
-            logger.info("refresh failed", metadata: ["request.id": "\(requestID)", "error": "\(loggable(error))"])
         }
     }
 }

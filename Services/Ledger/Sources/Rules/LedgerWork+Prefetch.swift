@@ -31,7 +31,8 @@ extension LedgerRules {
             case .refreshResult(let result, let owner):
                 add(result.transactions, in: result.environment)
                 if let owner { prefetch.users.insert(owner) }
-            case .claimRefreshes, .sweepExpired, .pruneEvents, .pruneIdempotentAnswers:
+            case .claimRefreshes, .sweepExpired, .pruneEvents, .pruneIdempotentAnswers, .claimCatchUp, .releaseCatchUp,
+                .claimConsumptions, .consumptionDone:
                 prefetch.readsBeyondKeys = true
             }
         }

@@ -17,8 +17,8 @@ enum MaintenanceRules {
 
     /// Picks the subscriptions to refresh now and pushes their next attempt out
     /// (before calling Apple, so a crash or a failure never makes a tight loop).
-    static func claimRefreshes(limit: Int, _ context: RuleContext) throws -> [OwnedSubscription] {
-        let due = try context.session.subscriptionsDueForRefresh(now: context.now, limit: limit)
+    static func claimRefreshes(limit: Int, withoutReceipt: Bool = false, _ context: RuleContext) throws -> [OwnedSubscription] {
+        let due = try context.session.subscriptionsDueForRefresh(now: context.now, limit: limit, withoutReceipt: withoutReceipt)
         return try due.map { owned in
             var owned = owned
             owned.subscription.refreshAttempts += 1

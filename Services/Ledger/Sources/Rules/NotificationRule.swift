@@ -5,6 +5,9 @@ import Contracts
 /// carries are stored and credited to the purchase's user (or kept unclaimed
 /// until one presents the receipt); renewal info updates the subscription.
 struct NotificationRule {
+    /// A version 2 CONSUMPTION_REQUEST queues consumption information (`ConsumptionRules`).
+    var sendsConsumptionInfo = false
+
     func apply(_ notification: NotificationApply, _ context: RuleContext) throws -> NotificationOutcome {
         guard !notification.notificationID.isEmpty else { throw LedgerFailure.badRequest("notification_id is missing") }
         try RequestValidation.validateEnvironment(notification.environment)
@@ -25,6 +28,10 @@ struct NotificationRule {
 
         let type = NotificationType(rawValue: notification.notificationType)
         let statedAt = Self.statedAt(notification, context)
+        // Read before the notification's transactions are applied: what the ledger knew when Apple asked.
+        let consumption =
+            sendsConsumptionInfo && type == .consumptionRequest
+            ? try ConsumptionRules.information(for: notification, context) : nil
         var scratch = RecordOutcome()
         var owners: [SubscriptionKey: String?] = [:]
         for transaction in transactions {
@@ -57,6 +64,7 @@ struct NotificationRule {
                 return info
             }
         }
+        if let consumption { try ConsumptionRules.queue(consumption, context) }
         return NotificationOutcome.with { $0.applied = true }
     }
 

@@ -177,4 +177,14 @@ public struct SubscriptionRecord: Equatable, Sendable {
 public struct OwnedSubscription: Equatable, Sendable {
     public var owner: String?
     public var subscription: SubscriptionRecord
+
+    /// The first `limit` of `subscriptions` in the sweeps' order: soonest expiry first.
+    static func soonestFirst(_ subscriptions: [OwnedSubscription], limit: Int) -> [OwnedSubscription] {
+        Array(
+            subscriptions.sorted {
+                let (a, b) = ($0.subscription, $1.subscription)
+                return (a.expiresDateMs ?? .min, StoredEnvironment.name(a.key.environment), a.key.originalTransactionID)
+                    < (b.expiresDateMs ?? .min, StoredEnvironment.name(b.key.environment), b.key.originalTransactionID)
+            }.prefix(limit))
+    }
 }

@@ -103,6 +103,7 @@ enum LedgerSchema {
             // StoreKit 2's type (auto_renewable, non_renewing, non_consumable, consumable); NULL when unknown.
             try db.execute(sql: "ALTER TABLE transactions ADD COLUMN kind TEXT")
         }
+        migrator.registerMigration(ServerAPIMigration.name) { db in try db.execute(sql: ServerAPIMigration.sqlite) }
         return migrator
     }
 }

@@ -68,14 +68,23 @@ public protocol LedgerReader {
     func headSeq() throws -> UInt64
     /// The oldest retained seq (head + 1 when none is retained).
     func oldestRetainedSeq() throws -> UInt64
-    /// Subscriptions whose expiry passed while auto-renew was on and whose next refresh is due.
-    func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription]
+    /// Subscriptions whose expiry passed while auto-renew was on and whose next refresh is due:
+    /// those with a latest receipt (verifyReceipt), and with `withoutReceipt` (the App Store
+    /// Server API is there) also those without, and those without whose auto-renew status
+    /// Apple never stated (StoreKit 2 purchases).
+    func subscriptionsDueForRefresh(now: Int64, limit: Int, withoutReceipt: Bool) throws -> [OwnedSubscription]
     /// Subscriptions that ran out (expiry and any grace passed, not revoked) with no expired event yet.
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription]
     /// The answer kept for (scope, key), whatever its age.
     func idempotentAnswer(scope: String, key: String) throws -> StoredIdempotentAnswer?
     /// Transactions credited to `user`, newest credit first, starting after `cursor`.
     func creditedTransactions(of user: String, after cursor: CreditCursor?, limit: Int) throws -> [CreditedRecord]
+    /// The notification catch-up's cursor for one environment.
+    func catchUpCursor(_ environment: AppleEnvironment) throws -> CatchUpCursor?
+    /// The earliest time a purchase was bound to `user` (its account's tenure with the ledger).
+    func firstBindingAtMs(of user: String) throws -> Int64?
+    /// Consumption information whose next attempt is due, soonest first.
+    func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption]
 }
 
 /// Writes, inside one unit of a group commit.
@@ -98,4 +107,8 @@ public protocol LedgerSession: LedgerReader {
     func pruneIdempotentAnswers(before cutoff: Int64) throws -> Int
     /// Remembers the seq of the `transaction.granted` event that credited a transaction.
     func setGrantedSeq(_ transaction: TransactionKey, seq: UInt64) throws
+    func saveCatchUpCursor(_ cursor: CatchUpCursor) throws
+    /// Keeps consumption information to send, replacing what was kept for its transaction.
+    func saveConsumption(_ consumption: PendingConsumption) throws
+    func deleteConsumption(_ key: TransactionKey) throws
 }

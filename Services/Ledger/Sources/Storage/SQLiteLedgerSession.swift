@@ -148,12 +148,18 @@ final class SQLiteLedgerSession: LedgerSession {
         return try Row.fetchAll(statement, arguments: [user]).map(Self.subscriptionRecord)
     }
 
-    func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription] {
-        try ownedSubscriptions(
+    func subscriptionsDueForRefresh(now: Int64, limit: Int, withoutReceipt: Bool) throws -> [OwnedSubscription] {
+        let due = "s.expires_date_ms <= ?1 AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)"
+        let renewing = try ownedSubscriptions(
             where: """
-                s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.expires_date_ms <= ?1 AND s.latest_receipt <> ''
-                AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)
+                s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND \(withoutReceipt ? "1" : "s.latest_receipt <> ''") AND \(due)
                 """, now: now, limit: limit)
+        guard withoutReceipt else { return renewing }
+        // Two statements, each served by its partial index (an OR of both would scan).
+        let unstated = try ownedSubscriptions(
+            where: "s.revoked_at_ms IS NULL AND s.auto_renew IS NULL AND s.latest_receipt = '' AND \(due)", now: now,
+            limit: limit)
+        return OwnedSubscription.soonestFirst(renewing + unstated, limit: limit)
     }
 
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {

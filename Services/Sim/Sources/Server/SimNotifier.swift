@@ -37,6 +37,12 @@ struct SimNotifier: Sendable {
         let body =
             notification.map { simulator.notificationBody($0, password: password) } ?? simulator.notificationBodyV2(record)
         guard let body else { return }
+        if simulator.dropsNotifications.load(ordering: .relaxed) {
+            // Lost on its way, as a network can lose it: Apple's history says it was not answered.
+            simulator.recordAttempt(record.uuid, result: "NO_RESPONSE")
+            logger.info("notification dropped (fault)", metadata: ["notification.type": "\(record.type)"])
+            return
+        }
         var delivered = false
         for attempt in 1...3 where !delivered {
             let result: String

@@ -96,6 +96,7 @@ enum SimRouter {
         faultsRoute(router, "/admin/faults/:environment") { (plan: FaultPlan, environment) in
             simulator.setFaults(plan, for: environment)
         }
+        SimNotificationAdminRoutes.add(to: router, simulator: simulator, notifier: notifier)
         return router
     }
 

@@ -60,6 +60,17 @@ extension AppStoreSimulator {
         }
     }
 
+    /// A CONSUMPTION_REQUEST notification about `transactionID`: the customer asked
+    /// for a refund of it (what Apple sends before it decides).
+    func consumptionRequest(transactionID: String) throws(SimStore.Failure) -> SimNotification {
+        try state.withLock { state throws(SimStore.Failure) in
+            guard let transaction = state.store.transactions[transactionID] else { throw .unknownTransaction }
+            return SimNotification(
+                type: "CONSUMPTION_REQUEST", originalTransactionID: transaction.originalID,
+                environment: transaction.environment, transactionID: transactionID)
+        }
+    }
+
     /// What was last sent about `transactionID` with Send Consumption Information.
     func consumptionInformation(_ transactionID: String) -> ConsumptionRequest? {
         state.withLock { $0.consumption[transactionID] }

@@ -31,6 +31,8 @@ public final class AppStoreSimulator: Sendable {
     /// Read on every verifyReceipt: a lock of their own, not the store's.
     private let faultPlans = Mutex<[AppleEnvironment: FaultPlan]>([:])
     private let serverAPIFaultPlans = Mutex<[AppleEnvironment: ServerAPIFaultPlan]>([:])
+    /// While set, notifications are made and kept (notification history) but never delivered.
+    let dropsNotifications = Atomic<Bool>(false)
     let wallClock: @Sendable () -> Int64
 
     /// - Parameters:
@@ -67,7 +69,8 @@ public final class AppStoreSimulator: Sendable {
             try state.store.purchase(
                 account: request.account, productID: request.productID, type: request.type,
                 period: request.period ?? .month, quantity: request.quantity ?? 1,
-                environment: request.environment.appleEnvironment, now: wallClock() + state.clockOffsetMs)
+                environment: request.environment.appleEnvironment, now: wallClock() + state.clockOffsetMs,
+                appAccountToken: request.appAccountToken)
         }
     }
 

@@ -15,9 +15,12 @@ struct PurchaseRequest: Codable, Sendable {
     /// Auto-renewable only; default one month.
     var period: SimPeriod?
     var quantity: Int?
+    /// StoreKit 2's appAccountToken (a UUID the app sets on the purchase); none by default.
+    var appAccountToken: String?
 
     enum CodingKeys: String, CodingKey {
         case account, type, environment, period, quantity
         case productID = "product_id"
+        case appAccountToken = "app_account_token"
     }
 }

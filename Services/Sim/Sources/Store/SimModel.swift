@@ -64,6 +64,8 @@ struct SimTransaction: Sendable {
     var revision: Int64
     var cancellationMs: Int64?
     var cancellationReason: Int?
+    /// The UUID the app set on the purchase (StoreKit 2's appAccountToken); renewals keep it.
+    var appAccountToken: String? = nil
 }
 
 /// One auto-renewable subscription of one Apple account.

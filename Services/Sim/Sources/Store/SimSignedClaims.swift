@@ -22,6 +22,7 @@ enum SimSignedClaims {
         if let expires = t.expiresMs { claims["expiresDate"] = expires }
         if t.type == .autoRenewable { claims["subscriptionGroupIdentifier"] = subscriptionGroup }
         if let order = t.webOrderLineItemID { claims["webOrderLineItemId"] = order }
+        if let token = t.appAccountToken { claims["appAccountToken"] = token }
         if let revoked = t.cancellationMs {
             claims["revocationDate"] = revoked
             claims["revocationReason"] = t.cancellationReason ?? 0

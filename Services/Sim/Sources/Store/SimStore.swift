@@ -71,7 +71,7 @@ struct SimStore: Sendable {
 
     mutating func purchase(
         account: String, productID: String, type: SimProductType, period: SimPeriod, quantity: Int,
-        environment: AppleEnvironment, now: Int64
+        environment: AppleEnvironment, now: Int64, appAccountToken: String? = nil
     ) throws(Failure) -> Purchase {
         let key = accountKey(account, environment)
         let owned = (accountTransactions[key] ?? []).compactMap { transactions[$0] }
@@ -85,7 +85,7 @@ struct SimStore: Sendable {
             id: id, account: account, environment: environment, originalID: id, productID: productID, type: type,
             quantity: quantity, purchaseMs: now,
             originalPurchaseMs: now, expiresMs: expires, webOrderLineItemID: type == .autoRenewable ? id + "1" : nil,
-            orderID: order, revision: revision)
+            orderID: order, revision: revision, appAccountToken: appAccountToken)
         accountTransactions[key, default: []].append(id)
         if let expires { earliestDueMs = min(earliestDueMs, expires) }
         if type == .autoRenewable {
@@ -210,7 +210,7 @@ struct SimStore: Sendable {
                     originalID: originalID, productID: subscription.productID, type: .autoRenewable,
                     quantity: 1, purchaseMs: expires, originalPurchaseMs: last.originalPurchaseMs,
                     expiresMs: expires + subscription.period.milliseconds(in: subscription.environment),
-                    webOrderLineItemID: id + "1", orderID: order, revision: revision)
+                    webOrderLineItemID: id + "1", orderID: order, revision: revision, appAccountToken: last.appAccountToken)
                 subscription.transactionIDs.append(id)
                 subscription.renewals += 1
                 accountTransactions[accountKey(subscription.account, subscription.environment), default: []].append(id)

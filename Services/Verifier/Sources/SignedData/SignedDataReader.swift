@@ -156,6 +156,7 @@ public struct SignedDataReader: Sendable {
         transaction.webOrderLineItemID = claims.webOrderLineItemId ?? ""
         transaction.subscriptionGroupIdentifier = claims.subscriptionGroupIdentifier ?? ""
         transaction.ownershipType = claims.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
+        transaction.appAccountToken = claims.appAccountToken ?? ""
         // offerType: 1 introductory, 2 promotional, 3 offer code (4 win-back).
         transaction.isInIntroOfferPeriod = claims.offerType == 1
         if claims.offerType == 2 { transaction.promotionalOfferID = claims.offerIdentifier ?? "" }

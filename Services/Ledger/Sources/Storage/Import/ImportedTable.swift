@@ -84,6 +84,18 @@ struct ImportedTable: Sendable {
                 ("created_at_ms", .integer),
             ], key: ["scope", "idempotency_key"]),
         ImportedTable(
+            "catchup_cursor",
+            [
+                ("environment", .text), ("applied_until_ms", .integer), ("lease_holder", .text), ("lease_until_ms", .integer),
+                ("updated_at_ms", .integer),
+            ], key: ["environment"]),
+        ImportedTable(
+            "consumption_requests",
+            [
+                ("environment", .text), ("transaction_id", .text), ("request", .bytes), ("requested_at_ms", .integer),
+                ("next_attempt_at_ms", .integer), ("attempts", .integer),
+            ], key: ["environment", "transaction_id"]),
+        ImportedTable(
             "events", [("seq", .integer), ("topic", .text), ("occurred_at_ms", .integer), ("event", .bytes)], key: ["seq"],
             derived: DerivedColumns(names: ["granted_environment", "granted_transaction_id"], values: grantedTransaction)),
     ]

@@ -259,9 +259,9 @@ final class PostgresGroupSession: LedgerSession {
         unit.subscriptions[subscription.key] = subscription
     }
 
-    func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription] {
+    func subscriptionsDueForRefresh(now: Int64, limit: Int, withoutReceipt: Bool) throws -> [OwnedSubscription] {
         try sendPending()
-        return try direct.subscriptionsDueForRefresh(now: now, limit: limit)
+        return try direct.subscriptionsDueForRefresh(now: now, limit: limit, withoutReceipt: withoutReceipt)
     }
 
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {
@@ -339,5 +339,37 @@ final class PostgresGroupSession: LedgerSession {
     func creditedTransactions(of user: String, after cursor: CreditCursor?, limit: Int) throws -> [CreditedRecord] {
         try sendPending()
         return try direct.creditedTransactions(of: user, after: cursor, limit: limit)
+    }
+
+    // MARK: The App Store Server API's work: rare, in SQL, in the unit's savepoint
+
+    func catchUpCursor(_ environment: AppleEnvironment) throws -> CatchUpCursor? {
+        try sendPending()
+        return try direct.catchUpCursor(environment)
+    }
+
+    func saveCatchUpCursor(_ cursor: CatchUpCursor) throws {
+        try sendPending()
+        try direct.saveCatchUpCursor(cursor)
+    }
+
+    func firstBindingAtMs(of user: String) throws -> Int64? {
+        try sendPending()
+        return try direct.firstBindingAtMs(of: user)
+    }
+
+    func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption] {
+        try sendPending()
+        return try direct.consumptionsDue(now: now, limit: limit)
+    }
+
+    func saveConsumption(_ consumption: PendingConsumption) throws {
+        try sendPending()
+        try direct.saveConsumption(consumption)
+    }
+
+    func deleteConsumption(_ key: TransactionKey) throws {
+        try sendPending()
+        try direct.deleteConsumption(key)
     }
 }

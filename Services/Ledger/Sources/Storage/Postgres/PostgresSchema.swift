@@ -16,7 +16,7 @@ enum PostgresSchema {
     static let migrationLock: Int64 = 0x5354_4B50_4D49_4752  // "STKPMIGR"
 
     static let migrations: [(version: Int, name: String, sql: String)] = [
-        (1, "ledger", v1)
+        (1, "ledger", v1), (2, "server-api", ServerAPIMigration.postgres),
     ]
 
     /// Applies every migration not yet applied; returns the names applied now.

@@ -47,12 +47,14 @@ extension AppStoreServerClient {
     }
 
     /// Get All Subscription Statuses: every subscription of the customer, with
-    /// its latest transaction and renewal info.
+    /// its latest transaction and renewal info. `environment` asks that one
+    /// only (the ledger knows which its subscription is in; ids are unique
+    /// per environment); nil asks production, then sandbox.
     public func subscriptionStatuses(
-        _ transactionID: String, from start: AppleEnvironment = .production, deadline: ContinuousClock.Instant? = nil
+        _ transactionID: String, environment asked: AppleEnvironment? = nil, deadline: ContinuousClock.Instant? = nil
     ) async throws(ServerAPIError) -> ServerAPISubscriptionStatuses {
         let (environment, answer) = try await executor.perform(
-            .subscriptionStatuses(transactionID), as: StatusResponse.self, in: start,
+            .subscriptionStatuses(transactionID).restricted(to: asked), as: StatusResponse.self, in: asked ?? .production,
             deadline: self.deadline(deadline))
         try checks.check(
             bundleID: answer.bundleId, appAppleID: answer.appAppleId, environment: answer.environment, asked: environment)

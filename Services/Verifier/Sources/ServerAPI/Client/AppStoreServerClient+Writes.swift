@@ -21,11 +21,14 @@ extension AppStoreServerClient {
     /// Send Consumption Information about a transaction whose refund the
     /// customer asked for (after a CONSUMPTION_REQUEST notification). Apple
     /// answers 202 with no body; the environment that took it is returned.
+    /// `environment` sends it there only; nil tries production, then sandbox.
     public func sendConsumption(
-        _ transactionID: String, _ information: ConsumptionRequest, deadline: ContinuousClock.Instant? = nil
+        _ transactionID: String, _ information: ConsumptionRequest, environment asked: AppleEnvironment? = nil,
+        deadline: ContinuousClock.Instant? = nil
     ) async throws(ServerAPIError) -> AppleEnvironment {
         try await executor.perform(
-            .sendConsumption(transactionID, information), in: .production, deadline: self.deadline(deadline)
+            .sendConsumption(transactionID, information).restricted(to: asked), in: asked ?? .production,
+            deadline: self.deadline(deadline)
         ) { _ in () }.environment
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import CurlHTTP
 import Foundation
 
@@ -24,6 +25,11 @@ struct ServerAPIRequest: Sendable, Equatable {
     /// The same call, kept to the environment that answered before (the next page of a history).
     var withoutFallback: ServerAPIRequest {
         ServerAPIRequest(name: name, method: method, path: path, query: query, body: body, fallsBackToSandbox: false)
+    }
+
+    /// The call for `environment` alone when one is named (no fallback), else as it is.
+    func restricted(to environment: AppleEnvironment?) -> ServerAPIRequest {
+        environment == nil ? self : withoutFallback
     }
 
     /// The HTTP request to `baseURL` (`https://api.storekit.itunes.apple.com`, no trailing slash needed).

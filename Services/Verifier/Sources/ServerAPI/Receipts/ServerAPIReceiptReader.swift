@@ -149,7 +149,7 @@ public struct ServerAPIReceiptReader: Sendable {
             return []
         }
         let statuses = try await call(logger) { () throws(ServerAPIError) in
-            try await client.subscriptionStatuses(subscription.originalTransactionID, from: environment, deadline: deadline)
+            try await client.subscriptionStatuses(subscription.originalTransactionID, environment: environment, deadline: deadline)
         }
         let originals = Set(transactions.map(\.originalTransactionID))
         return statuses.subscriptions.compactMap { status in
