@@ -189,7 +189,9 @@ let package = Package(
             path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(
             name: "StackBenchmark",
-            dependencies: ["BenchmarkSupport", "TaskLanes", "StorekeeperCore", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "BenchmarkSupport", "TaskLanes", "StorekeeperCore", "AppleJWS", .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",

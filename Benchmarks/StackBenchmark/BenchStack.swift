@@ -1,5 +1,6 @@
 // The real stack for the benchmark: simulator, ledger, verifiers and gateway
 // as separate processes on free loopback ports, with their metrics reachable.
+import AppleJWS
 import BenchmarkSupport
 import Foundation
 
@@ -15,8 +16,12 @@ struct BenchStack {
     let verifierMetrics: [String]
     let dataDirectory: String
 
-    /// - Parameter databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
-    static func start(binDir: String, verifiers: Int, databaseURL: String? = nil) async throws -> BenchStack {
+    /// - Parameters:
+    ///   - databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
+    ///   - receiptMode: how the verifiers read receipts (`STOREKEEPER_RECEIPT_VERIFICATION`).
+    static func start(
+        binDir: String, verifiers: Int, databaseURL: String? = nil, receiptMode: ReceiptMode = .verifyReceipt
+    ) async throws -> BenchStack {
         let ports = freePorts(8 + verifiers)
         let (gatewayPort, simPort) = (ports[0], ports[1])
         let endpoints = [
@@ -39,6 +44,7 @@ struct BenchStack {
             common.merging(["STOREKEEPER_DATA_DIR": dataDirectory]) { $1 }
                 .merging(databaseURL.map { ["STOREKEEPER_DATABASE_URL": $0] } ?? [:]) { $1 },
             binDir: binDir)))
+        let serverAPI = try receiptMode.verifierEnvironment(simulator: sim, directory: dataDirectory)
         var verifierMetrics: [String] = []
         for index in 0..<verifiers {
             let metricsPort = ports[8 + index]
@@ -49,7 +55,7 @@ struct BenchStack {
                     "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
                     "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt",
                     "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)",
-                ]) { $1 }, binDir: binDir)))
+                ]) { $1 }.merging(serverAPI) { $1 }, binDir: binDir)))
         }
         members.append(("gateway", try BenchmarkSupport.start(
             "storekeeper-gateway",

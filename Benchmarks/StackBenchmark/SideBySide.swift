@@ -1,32 +1,58 @@
-// The whole stack on SQLite and on PostgreSQL, side by side in one run:
-// scenario (a) on each store in turn, twice (A B A B), so that the machine's
-// drifting speed shows as a difference between rounds, not between stores.
+// Scenario (a) on two configurations of the stack, side by side in one run:
+// each in turn, twice (A B A B), so that the machine's drifting speed shows
+// as a difference between rounds, not between configurations.
+//   --compare-stores URL      the ledger on SQLite, then on PostgreSQL (a throw-away database on URL's server)
+//   --compare-receipt-modes   receipts read by verifyReceipt, then by the App Store Server API
+//                             (STOREKEEPER_RECEIPT_VERIFICATION=server_api, the simulator's test key)
 import BenchmarkSupport
 import Foundation
 
-enum StoreComparison {
-    static func run(_ options: Options, serverURL: String) async throws -> [String] {
-        var lines: [String] = []
-        for round in 1...2 {
-            for store in ["SQLite", "PostgreSQL"] {
+/// One configuration of the stack in a comparison.
+struct StackVariant {
+    let name: String
+    /// Starts the stack; the closure it gives back tidies up after the stack stopped.
+    let start: () async throws -> (BenchStack, () async -> Void)
+}
+
+enum SideBySide {
+    static func stores(_ options: Options, serverURL: String) -> [StackVariant] {
+        ["SQLite", "PostgreSQL"].map { store in
+            StackVariant(name: store) {
                 let database = store == "PostgreSQL" ? try await ThrowawayDatabase.create(on: serverURL) : nil
-                let stack: BenchStack
                 do {
-                    stack = try await BenchStack.start(
+                    let stack = try await BenchStack.start(
                         binDir: options.binDir, verifiers: options.verifiers, databaseURL: database?.urlText)
+                    return (stack, { await database?.drop() })
                 } catch {
                     await database?.drop()
                     throw error
                 }
+            }
+        }
+    }
+
+    static func receiptModes(_ options: Options) -> [StackVariant] {
+        [ReceiptMode.verifyReceipt, .serverAPI].map { mode in
+            StackVariant(name: mode.rawValue) {
+                (try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers, receiptMode: mode), {})
+            }
+        }
+    }
+
+    static func run(_ options: Options, _ variants: [StackVariant]) async throws -> [String] {
+        var lines: [String] = []
+        for round in 1...2 {
+            for variant in variants {
+                let (stack, tidy) = try await variant.start()
                 do {
-                    lines.append(try await measure(stack, options, label: "(a) \(store), round \(round)"))
+                    lines.append(try await measure(stack, options, label: "(a) \(variant.name), round \(round)"))
                 } catch {
                     stack.stop()
-                    await database?.drop()
+                    await tidy()
                     throw error
                 }
                 stack.stop()
-                await database?.drop()
+                await tidy()
             }
         }
         let header = ["scenario".padding(toLength: 34, withPad: " ", startingAt: 0), "requests", "ok", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"]

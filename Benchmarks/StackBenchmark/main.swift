@@ -11,8 +11,10 @@
 //   (d)       a burst of 1,000 identical receipts at once (Apple at 1 s): how many Apple calls
 //   (c), the ledger alone, is storekeeper-bench-ledger.
 //
-//   --compare-stores URL  instead: (a) on SQLite and on PostgreSQL (a throw-away database
-//                         on URL's server), alternating, twice each
+//   --compare-stores URL     instead: (a) on SQLite and on PostgreSQL (a throw-away database
+//                            on URL's server), alternating, twice each
+//   --compare-receipt-modes  instead: (a) with receipts read by verifyReceipt and by the
+//                            App Store Server API, alternating, twice each
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
 import BenchmarkSupport
@@ -32,14 +34,17 @@ struct Options {
     var skipOpenLoop = false
     /// A PostgreSQL server: run (a) on each store in turn instead of the scenarios.
     var compareStores: String?
+    /// Run (a) with receipts read by verifyReceipt and by the App Store Server API instead.
+    var compareReceiptModes = false
     var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
     init() {
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let flag = arguments.next() {
-            if flag == "--skip-open-loop" {
-                skipOpenLoop = true
-                continue
+            switch flag {
+            case "--skip-open-loop": skipOpenLoop = true; continue
+            case "--compare-receipt-modes": compareReceiptModes = true; continue
+            default: break
             }
             let value = arguments.next() ?? ""
             switch flag {
@@ -102,7 +107,11 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
 
 let options = Options()
 if let serverURL = options.compareStores {
-    try await StoreComparison.run(options, serverURL: serverURL).forEach { print($0) }
+    try await SideBySide.run(options, SideBySide.stores(options, serverURL: serverURL)).forEach { print($0) }
+    exit(0)
+}
+if options.compareReceiptModes {
+    try await SideBySide.run(options, SideBySide.receiptModes(options)).forEach { print($0) }
     exit(0)
 }
 let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers)
