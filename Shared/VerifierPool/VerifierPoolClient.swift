@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Logging
 import Metrics
+import StorekeeperCore
 import ServiceLifecycle
 import Synchronization
 import ZeroMQ
@@ -155,7 +156,7 @@ public final class VerifierPoolClient: Service, Sendable {
                 let (dispatches, expired, dead) = state.dispatcher.tick(now: now)
                 return (dispatches, expired, dead, state.dispatcher.workerIDs)
             }
-            for worker in dead { logger.warning("verifier lost; its requests go to others", metadata: ["pool.worker": "\(worker.hex)"]) }
+            for worker in dead { logger.warning("verifier lost; its requests go to others", metadata: ["pool.worker": "\(Hex.lowercase(worker))"]) }
             send(dispatches)
             fail(expired, with: Unavailable())
             if now - lastHeartbeat >= Self.heartbeatInterval {
@@ -207,7 +208,3 @@ public final class VerifierPoolClient: Service, Sendable {
     }
 }
 
-/// The endpoint the ROUTER bound, written by its thread.
-extension [UInt8] {
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
-}

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 
 /// What a client asked in POST /v1/receipts, read from a JSON or form body and
@@ -22,12 +23,10 @@ struct ReceiptSubmission: Sendable, Equatable {
             excludeOldTransactions: fields.excludeOldTransactions ?? false)
     }
 
-    /// The app's user id: required, 1-128 characters, none of them a control character.
+    /// The app's user id: required, and as `UserIDRule` says.
     static func checkedUserID(_ userID: String?) throws(IntakeError) -> String {
         guard let userID else { throw .badRequest("user_id is required") }
-        guard (1...128).contains(userID.count),
-            !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw .badRequest("user_id must be 1-128 printable characters") }
+        guard UserIDRule.accepts(userID) else { throw .badRequest(UserIDRule.requirement) }
         return userID
     }
 

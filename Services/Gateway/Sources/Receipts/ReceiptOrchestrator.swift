@@ -143,8 +143,8 @@ struct ReceiptOrchestrator: Sendable {
                 by: Self.nowMilliseconds() + Self.milliseconds(verifyDeadline))
         } catch {
             // Spec: a version 2 body that does not verify against Apple's chain is 401.
-            guard error.code == FailureCode.signatureInvalid.rawValue else { throw error }
-            throw APIError(status: .unauthorized, code: "unauthorized", message: error.message)
+            guard error.code == .signatureInvalid else { throw error }
+            throw APIError(.unauthorized, error.message)
         }
         guard case .notificationApply(let notification) = answer else { throw .unavailable }
         return notification
@@ -155,7 +155,7 @@ struct ReceiptOrchestrator: Sendable {
     /// the named one absent, some purchase's in the receipt).
     static func check(_ submission: ReceiptSubmission, against result: VerifyResult) throws(APIError) -> Bool? {
         guard !result.transactions.isEmpty else {
-            throw APIError(status: .unprocessableContent, code: "receipt_invalid", message: "the receipt holds no purchases of this app")
+            throw APIError(.receiptInvalid, "the receipt holds no purchases of this app")
         }
         let named = submission.transactionID.map { id in result.transactions.first { $0.transactionID == id } }
         if let product = submission.productID {
@@ -168,9 +168,7 @@ struct ReceiptOrchestrator: Sendable {
                     result.transactions.contains { $0.productID == product }
                 }
             guard matches else {
-                throw APIError(
-                    status: .unprocessableContent, code: "product_mismatch",
-                    message: "product_id is not the product of that transaction")
+                throw APIError(.productMismatch, "product_id is not the product of that transaction")
             }
         }
         return named.map { $0 != nil }
