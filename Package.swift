@@ -66,10 +66,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "TaskLanes", path: "Shared/TaskLanes", swiftSettings: strict),
+        // The wall clock in milliseconds since the epoch, and the one Duration-to-milliseconds conversion.
+        .target(name: "Timekeeping", path: "Shared/Timekeeping", swiftSettings: strict),
         .target(
             name: "CurlHTTP",
             dependencies: [
-                "CCurl",
+                "CCurl", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -80,7 +82,7 @@ let package = Package(
         .target(
             name: "VerifierPool",
             dependencies: [
-                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore",
+                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -91,7 +93,7 @@ let package = Package(
         .target(
             name: "LedgerClient",
             dependencies: [
-                "Contracts", "ZeroMQ",
+                "Contracts", "ZeroMQ", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -188,7 +190,10 @@ let package = Package(
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
-            dependencies: ["BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "Timekeeping",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBenchmark",
@@ -266,7 +271,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             path: "Tests/GatewayTests", resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
+        .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore", "Timekeeping"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(
             name: "IntegrationTests",
@@ -280,7 +285,7 @@ let package = Package(
 /// What every service library builds on.
 var serviceDependencies: [Target.Dependency] {
     [
-        "Contracts", "ZeroMQ", "StorekeeperCore",
+        "Contracts", "ZeroMQ", "StorekeeperCore", "Timekeeping",
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Metrics", package: "swift-metrics"),

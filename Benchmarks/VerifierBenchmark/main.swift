@@ -11,6 +11,7 @@ import Contracts
 import Foundation
 import BenchmarkSupport
 import Logging
+import Timekeeping
 import VerifierPool
 import ZeroMQ
 
@@ -94,7 +95,7 @@ let succeeded = await withTaskGroup(of: Bool.self) { group in
         group.addTask {
             var request = VerifyRequest()
             request.receiptData = receipt
-            let deadline = Int64(Date().timeIntervalSince1970 * 1_000) + 60_000
+            let deadline = WallClock.system.deadline(after: .seconds(60))
             let answer = try? await client.verify(
                 Envelope(requestID: "bench-\(index)", deadlineMilliseconds: deadline, body: .verifyRequest(request)))
             if case .verifyResult = answer?.body { return true }

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import Timekeeping
 import VerifierPool
 import X509
 import ZeroMQ
@@ -77,9 +78,11 @@ struct VerifyRequestHandler: Sendable {
     let verifier: ReceiptVerifier
     let signedData: SignedDataReader
     let defaultDeadline: Duration
+    /// Reads the envelope's deadline and stamps the signed data's checks.
+    var clock: WallClock = .system
 
     func handle(_ envelope: Envelope) async -> Envelope {
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1_000)
+        let nowMs = clock.now()
         let body: Envelope.OneOf_Body
         switch envelope.body {
         case .verifyRequest(let request):
@@ -104,14 +107,21 @@ struct VerifyRequestHandler: Sendable {
     }
 
     private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
-        // The envelope's absolute deadline, when it is sooner than our own default, less
-        // the time the answer needs to travel back: an answer after the deadline is wasted.
-        var budget = defaultDeadline
-        if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
-        if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
+        let budget = Self.budget(deadlineMs: envelope.deadlineMs, nowMs: nowMs, defaultDeadline: defaultDeadline)
         switch await verifier.verify(request, deadline: .now + budget, requestID: envelope.requestID) {
         case .success(let verified): return .verifyResult(verified)
         case .failure(let failure): return .failure(failure.serviceFailure)
         }
+    }
+
+    /// How long Apple may take: the envelope's absolute deadline (0: none), when
+    /// it is sooner than our own default, less the time the answer needs to
+    /// travel back (an answer after the deadline is wasted), unless that would
+    /// leave less than the allowance itself.
+    static func budget(deadlineMs: Int64, nowMs: Int64, defaultDeadline: Duration) -> Duration {
+        var budget = defaultDeadline
+        if deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, deadlineMs - nowMs))) }
+        if budget > replyAllowance * 2 { budget -= replyAllowance }
+        return budget
     }
 }

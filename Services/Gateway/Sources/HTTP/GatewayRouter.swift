@@ -125,7 +125,7 @@ struct GatewayRouter {
         do {
             let answer = try await dependencies.ledger.entitlements(
                 of: user, atMilliseconds: 0, requestID: context.requestID,
-                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 5_000)
+                deadlineMilliseconds: dependencies.orchestrator.clock.deadline(after: RouteDeadlines.read))
             return try encoded(ReceiptAnswerJSON.entitlements(answer))
         } catch let failure as ServiceFailure {
             throw APIError(failure)
@@ -157,7 +157,7 @@ struct GatewayRouter {
         case .version1(let parsed):
             notification = try NotificationV1Decoder.decode(
                 parsed, bytes: body, sharedSecret: dependencies.sharedSecret, bundleIDs: dependencies.bundleIDs,
-                receivedAt: ReceiptOrchestrator.nowMilliseconds())
+                receivedAt: dependencies.orchestrator.clock.now())
             if notification.environment == .sandbox, !dependencies.acceptSandbox {
                 return unappliedSandboxNotification(context)
             }
@@ -170,7 +170,7 @@ struct GatewayRouter {
         do {
             let outcome = try await dependencies.ledger.applyNotification(
                 notification, requestID: context.requestID,
-                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 10_000)
+                deadlineMilliseconds: dependencies.orchestrator.clock.deadline(after: RouteDeadlines.notification))
             context.logger.info(
                 "notification stored",
                 metadata: [

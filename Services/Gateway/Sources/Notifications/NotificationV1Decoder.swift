@@ -21,7 +21,7 @@ enum NotificationV1Decoder {
         guard let type = body["notification_type"]?.text, !type.isEmpty else {
             throw .badRequest("notification_type is missing")
         }
-        let environment: AppleEnvironment = body["environment"]?.text?.lowercased() == "sandbox" ? .sandbox : .production
+        let environment = AppleEnvironment(notificationV1Name: body["environment"]?.text)
         let bundleID = body["bid"]?.text ?? ""
         if BundleRule(allowed: bundleIDs).verdict(for: bundleID, whenUnconfigured: .acceptAny) != .accepted {
             throw APIError(.bundleMismatch, "the notification is for another app")

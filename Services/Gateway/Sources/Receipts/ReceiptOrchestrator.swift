@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import LedgerClient
 import Logging
+import Timekeeping
 
 /// POST /v1/receipts and /v1/transactions behind the HTTP layer: verify
 /// through the pool, check what the client claimed, then record in the ledger,
@@ -16,6 +17,8 @@ struct ReceiptOrchestrator: Sendable {
     let verifyDeadline: Duration
     /// Kept after verification for recording.
     static let recordAllowance: Duration = .seconds(5)
+    /// Every deadline and `received_at_ms` is read from it.
+    var clock: WallClock = .system
 
     struct Answer {
         /// The ledger's outcome, its `answerContext` always set: everything the answer shows.
@@ -66,7 +69,7 @@ struct ReceiptOrchestrator: Sendable {
         do {
             let kept = try await ledger.idempotentAnswer(
                 for: key, requestID: requestID,
-                deadlineMilliseconds: Self.nowMilliseconds() + Self.milliseconds(Self.recordAllowance))
+                deadlineMilliseconds: clock.deadline(after: Self.recordAllowance))
             return kept.map { Answer(outcome: $0, result: nil) }
         } catch let failure as ServiceFailure {
             throw APIError(failure)
@@ -85,11 +88,11 @@ struct ReceiptOrchestrator: Sendable {
 
     /// The pool's `VerifyResult` for `body`, and the deadline left for recording it.
     private func verified(_ body: Envelope.OneOf_Body, requestID: String) async throws(APIError) -> (VerifyResult, Int64) {
-        let verifyBy = Self.nowMilliseconds() + Self.milliseconds(verifyDeadline)
+        let verifyBy = clock.deadline(after: verifyDeadline)
         guard case .verifyResult(let verified) = try await ask(body, requestID: requestID, by: verifyBy) else {
             throw .unavailable
         }
-        return (verified, verifyBy + Self.milliseconds(Self.recordAllowance))
+        return (verified, verifyBy + Self.recordAllowance.milliseconds)
     }
 
     /// The pool's answer to `body`; its failure as the API's error.
@@ -109,7 +112,7 @@ struct ReceiptOrchestrator: Sendable {
         requestID: String, by deadline: Int64
     ) async throws(APIError) -> Answer {
         // Work whose deadline passed is not started: the client has given up.
-        guard deadline > Self.nowMilliseconds() else { throw .unavailable }
+        guard deadline > clock.now() else { throw .unavailable }
         do {
             var outcome = try await ledger.record(
                 .with {
@@ -134,13 +137,13 @@ struct ReceiptOrchestrator: Sendable {
     func decodeNotification(signedPayload: String, requestID: String) async throws(APIError) -> NotificationApply {
         let request = SignedNotificationRequest.with {
             $0.signedPayload = signedPayload
-            $0.receivedAtMs = Self.nowMilliseconds()
+            $0.receivedAtMs = clock.now()
         }
         let answer: Envelope.OneOf_Body?
         do throws(APIError) {
             answer = try await ask(
                 .signedNotificationRequest(request), requestID: requestID,
-                by: Self.nowMilliseconds() + Self.milliseconds(verifyDeadline))
+                by: clock.deadline(after: verifyDeadline))
         } catch {
             // Spec: a version 2 body that does not verify against Apple's chain is 401.
             guard error.code == .signatureInvalid else { throw error }
@@ -172,11 +175,5 @@ struct ReceiptOrchestrator: Sendable {
             }
         }
         return named.map { $0 != nil }
-    }
-
-    static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }

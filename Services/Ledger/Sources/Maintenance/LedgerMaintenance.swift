@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Logging
 import ServiceLifecycle
+import Timekeeping
 import VerifierPool
 
 /// The ledger's periodic work: `subscription.expired` events, event retention,
@@ -10,6 +11,8 @@ import VerifierPool
 final class LedgerMaintenance: Service, Sendable {
     static let sweepLimit = 500
     static let pruneEvery: Duration = .seconds(600)
+    /// How long a refresh may wait for the verifier pool (and Apple).
+    static let refreshDeadline: Duration = .seconds(60)
 
     private let committer: GroupCommitter
     private let refreshPool: VerifierPoolClient?
@@ -57,7 +60,7 @@ final class LedgerMaintenance: Service, Sendable {
     }
 
     private func prune() async {
-        let cutoff = clock() - retention.nanoseconds / 1_000_000
+        let cutoff = clock() - retention.milliseconds
         do {
             if case .count(let pruned) = try await committer.submit(.pruneEvents(before: cutoff), requestID: "retention"),
                 pruned > 0
@@ -111,7 +114,7 @@ final class LedgerMaintenance: Service, Sendable {
             $0.receiptData = owned.subscription.latestReceipt
             $0.startEnvironment = owned.subscription.key.environment
         }
-        let deadline = clock() + 60_000
+        let deadline = clock() + Self.refreshDeadline.milliseconds
         do {
             let answer = try await pool.verify(
                 Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: .verifyRequest(request)))

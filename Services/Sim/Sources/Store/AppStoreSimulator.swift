@@ -2,6 +2,7 @@ import AppleJWS
 import Contracts
 import Foundation
 import Synchronization
+import Timekeeping
 
 /// The simulator: its store, a clock that can be moved forward, per
 /// environment fault plans, and the server notifications its changes cause.
@@ -25,7 +26,7 @@ public final class AppStoreSimulator: Sendable {
 
     public init(
         bundleID: String, sharedSecret: String?,
-        wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+        wallClock: @escaping @Sendable () -> Int64 = WallClock.system.now
     ) {
         self.bundleID = bundleID
         self.responder = SimVerifyResponder(bundleID: bundleID, sharedSecret: sharedSecret)

@@ -93,7 +93,7 @@ public final class ReceiptVerifier: Sendable {
                 logger.info(
                     "receipt verified",
                     metadata: [
-                        "apple.environment": "\(environment == .sandbox ? "sandbox" : "production")",
+                        "apple.environment": "\(environment.label)",
                         "apple.status": "\(result.appleStatus)", "apple.retries": "\(machine.retryCount)",
                         "receipt.transactions": "\(result.transactions.count)",
                     ])
