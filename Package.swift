@@ -259,7 +259,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleFormats", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
-                "PostgresTestServer", .product(name: "GRDB", package: "GRDB.swift"),
+                "PostgresTestServer", "Timekeeping", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LedgerTests", swiftSettings: strict),
