@@ -134,6 +134,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Child processes by posix_spawn: for the CLI's supervisor and the tests, not the services.
+        .target(name: "ProcessSpawn", dependencies: ["Timekeeping"], path: "Shared/ProcessSpawn", swiftSettings: strict),
+
         // MARK: Services (logic) and their thin executables
         .target(
             name: "Gateway",
@@ -168,7 +171,8 @@ let package = Package(
         .target(
             name: "StorekeeperCLI",
             dependencies: serviceDependencies + [
-                "LedgerClient", "AppleJWS", "Ledger", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LedgerClient", "AppleJWS", "Ledger", "ProcessSpawn",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/CLI/Sources",
             swiftSettings: strict
@@ -186,18 +190,25 @@ let package = Package(
             path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(
             name: "StackBenchmark",
-            dependencies: ["BenchmarkSupport", "TaskLanes", "StorekeeperCore", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "BenchmarkSupport", "TaskLanes", "StorekeeperCore", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
             dependencies: [
                 "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBenchmark",
-            dependencies: ["BenchmarkSupport", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchmarkSupport", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/LedgerBenchmark", swiftSettings: strict),
 
         // MARK: Tests
@@ -251,7 +262,7 @@ let package = Package(
         .target(
             name: "PostgresTestServer",
             dependencies: [
-                "StorekeeperCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "StorekeeperCore", "ProcessSpawn", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/PostgresTestServer", swiftSettings: strict),
@@ -276,7 +287,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer",
+                "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer", "ProcessSpawn",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]

@@ -7,9 +7,10 @@
 // peak (so memory per in-flight request). Prints figures; asserts nothing.
 //
 //   swift build -c release && .build/release/storekeeper-bench-verifier --requests 2000 --latency-ms 3000
+import ArgumentParser
+import BenchmarkSupport
 import Contracts
 import Foundation
-import BenchmarkSupport
 import Logging
 import Timekeeping
 import VerifierPool
@@ -19,23 +20,14 @@ import ZeroMQ
 import FoundationNetworking
 #endif
 
-struct Options {
-    var requests = 2_000
-    var latencyMs = 3_000
-    var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+/// Parsed only (`parseOrExit`): the benchmark below is top-level code, not `run()`.
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storekeeper-bench-verifier")
 
-    init() {
-        var arguments = CommandLine.arguments.dropFirst().makeIterator()
-        while let flag = arguments.next() {
-            let value = arguments.next() ?? ""
-            switch flag {
-            case "--requests": requests = Int(value) ?? requests
-            case "--latency-ms": latencyMs = Int(value) ?? latencyMs
-            case "--bin-dir": binDir = value
-            default: FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8)); exit(64)
-            }
-        }
-    }
+    @Option(help: "Receipts minted and verified at once.") var requests = 2_000
+    @Option(help: "The simulated App Store's delay per answer, in milliseconds.") var latencyMs = 3_000
+    @Option(help: "Where the storekeeper executables are.") var binDir = URL(fileURLWithPath: CommandLine.arguments[0])
+        .deletingLastPathComponent().path
 }
 
 func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
@@ -47,7 +39,7 @@ func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
     return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
 }
 
-let options = Options()
+let options = Options.parseOrExit()
 let simPort = freePort()
 let sim = "http://127.0.0.1:\(simPort)"
 let poolEndpoint = "tcp://127.0.0.1:\(freePort())"

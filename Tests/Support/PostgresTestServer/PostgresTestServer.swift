@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PostgresNIO
+import ProcessSpawn
 import StorekeeperCore
 import Synchronization
 
