@@ -254,7 +254,7 @@ let package = Package(
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
-                "VerifierPool", "ZeroMQ", "Contracts", .product(name: "Logging", package: "swift-log"),
+                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VerifierPoolTests", swiftSettings: strict),

@@ -8,17 +8,20 @@ final class Gate: Sendable {
     private struct State {
         var isOpen = false
         var arrivals = 0
+        /// The client ports the arrivals came from: one per connection.
+        var peers: Set<Int> = []
         var held: [CheckedContinuation<Void, Never>] = []
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Mutex(State())
 
-    /// A request arrives: counts it, then waits until the gate opens.
-    func pass() async {
+    /// A request arrives (over the connection from `peer`): counts it, then waits until the gate opens.
+    func pass(peer: Int? = nil) async {
         await withCheckedContinuation { continuation in
             let (release, arrived) = state.withLock { state in
                 state.arrivals += 1
+                if let peer { state.peers.insert(peer) }
                 let count = state.arrivals
                 let arrived = state.watchers.filter { $0.count <= count }.map(\.continuation)
                 state.watchers.removeAll { $0.count <= count }
@@ -42,6 +45,9 @@ final class Gate: Sendable {
             if ready { continuation.resume() }
         }
     }
+
+    /// Connections the arrivals came over so far.
+    var connectionCount: Int { state.withLock { $0.peers.count } }
 
     /// Requests that have arrived so far.
     var arrivalCount: Int { state.withLock { $0.arrivals } }

@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// Routes:
 /// - `POST /echo`: the body back, its length in `X-Echo-Length`.
 /// - `GET /slow?ms=N`: answers after N ms (default 1000).
-/// - `GET /hang`: counts the arrival at `gate`, answers once the gate opens.
+/// - `GET /hang`: counts the arrival (and its connection) at `gate`, answers once the gate opens.
 /// - `GET /big?bytes=N&chunked=1`: N bytes of `x`, with a length or chunked.
 /// - `GET /status/:code`: that status, with `Retry-After: 7`.
 /// - `GET /peer`: the client's source port (one per TCP connection).
@@ -69,8 +69,8 @@ struct TestServer: Sendable {
             try await Task.sleep(for: .milliseconds(milliseconds))
             return "slow"
         }
-        router.get("/hang") { _, _ -> String in
-            await gate.pass()
+        router.get("/hang") { _, context -> String in
+            await gate.pass(peer: context.peerPort)
             return "released"
         }
         router.get("/big") { request, _ -> Response in

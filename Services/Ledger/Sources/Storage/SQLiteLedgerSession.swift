@@ -29,12 +29,14 @@ final class SQLiteLedgerSession: LedgerSession {
             .map(Self.storedTransaction)
     }
 
+    /// A purchase's transactions in order (arguments: environment, original transaction id).
+    static let transactionsOfPurchaseSQL = """
+        SELECT \(transactionColumns) FROM transactions
+        WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id
+        """
+
     func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT \(Self.transactionColumns) FROM transactions
-                WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id
-                """)
+        let statement = try db.cachedStatement(sql: Self.transactionsOfPurchaseSQL)
         return try Row.fetchAll(
             statement,
             arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID]
@@ -148,29 +150,38 @@ final class SQLiteLedgerSession: LedgerSession {
         return try Row.fetchAll(statement, arguments: [user]).map(Self.subscriptionRecord)
     }
 
+    /// Lapsed auto-renewing subscriptions to refresh (arguments: now, limit).
+    static let dueForRefreshSQL = ownedSubscriptionsSQL(
+        where: """
+            s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.expires_date_ms <= ?1 AND s.latest_receipt <> ''
+            AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)
+            """)
+
+    /// Subscriptions whose `subscription.expired` event is due (arguments: now, limit).
+    static let newlyExpiredSQL = ownedSubscriptionsSQL(
+        where: """
+            s.revoked_at_ms IS NULL AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+            AND s.expires_date_ms <= ?1 AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
+            """)
+
     func subscriptionsDueForRefresh(now: Int64, limit: Int) throws -> [OwnedSubscription] {
-        try ownedSubscriptions(
-            where: """
-                s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.expires_date_ms <= ?1 AND s.latest_receipt <> ''
-                AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)
-                """, now: now, limit: limit)
+        try ownedSubscriptions(Self.dueForRefreshSQL, now: now, limit: limit)
     }
 
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {
-        try ownedSubscriptions(
-            where: """
-                s.revoked_at_ms IS NULL AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
-                AND s.expires_date_ms <= ?1 AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
-                """, now: now, limit: limit)
+        try ownedSubscriptions(Self.newlyExpiredSQL, now: now, limit: limit)
     }
 
-    private func ownedSubscriptions(where condition: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT \(Self.subscriptionColumns), b.user_id FROM subscriptions s
-                LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
-                WHERE \(condition) ORDER BY s.expires_date_ms, s.environment, s.original_transaction_id LIMIT ?2
-                """)
+    private static func ownedSubscriptionsSQL(where condition: String) -> String {
+        """
+        SELECT \(subscriptionColumns), b.user_id FROM subscriptions s
+        LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
+        WHERE \(condition) ORDER BY s.expires_date_ms, s.environment, s.original_transaction_id LIMIT ?2
+        """
+    }
+
+    private func ownedSubscriptions(_ sql: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        let statement = try db.cachedStatement(sql: sql)
         return try Row.fetchAll(statement, arguments: [now, limit]).map { row in
             OwnedSubscription(owner: row[17], subscription: Self.subscriptionRecord(row))
         }
