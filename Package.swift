@@ -228,10 +228,20 @@ let package = Package(
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
         .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
+        // A local HTTP server and a running client around a test, for CurlHTTPTests and LoadTests.
+        .target(
+            name: "CurlHTTPTestSupport",
+            dependencies: [
+                "CurlHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Support/CurlHTTPTestSupport", swiftSettings: strict),
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [
-                "CurlHTTP",
+                "CurlHTTP", "CurlHTTPTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -239,6 +249,11 @@ let package = Package(
             path: "Tests/CurlHTTPTests",
             swiftSettings: strict
         ),
+        // Heavy load on real sockets (hundreds to thousands of transfers at once): out of the unit
+        // targets so that `swift test --filter` on one stays quick; `swift test` (scripts/test.sh, CI) runs it.
+        .testTarget(
+            name: "LoadTests", dependencies: ["CurlHTTP", "CurlHTTPTestSupport"], path: "Tests/LoadTests",
+            swiftSettings: strict),
         .testTarget(
             name: "CLITests", dependencies: ["StorekeeperCLI", "StorekeeperCore", "Contracts", .product(name: "Yams", package: "Yams")],
             path: "Tests/CLITests", swiftSettings: strict),

@@ -13,15 +13,15 @@ import ServiceLifecycle
 /// - `GET /big?bytes=N&chunked=1`: N bytes of `x`, with a length or chunked.
 /// - `GET /status/:code`: that status, with `Retry-After: 7`.
 /// - `GET /peer`: the client's source port (one per TCP connection).
-struct TestServer: Sendable {
-    let port: Int
-    let gate: Gate
+public struct TestServer: Sendable {
+    public let port: Int
+    public let gate: Gate
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// Runs a server around `body`, then opens the gate and shuts the server
     /// down gracefully, whether `body` returned or threw.
-    static func with<T: Sendable>(_ body: (TestServer) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(_ body: (TestServer) async throws -> T) async throws -> T {
         let gate = Gate()
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(

@@ -4,7 +4,7 @@ import Synchronization
 /// Holds `/hang` requests until the test opens it, and lets the test wait
 /// until a number of them have arrived: tests order events by these signals,
 /// never by sleeping.
-final class Gate: Sendable {
+public final class Gate: Sendable {
     private struct State {
         var isOpen = false
         var arrivals = 0
@@ -35,7 +35,7 @@ final class Gate: Sendable {
     }
 
     /// Returns once `count` requests have arrived in total.
-    func waitForArrivals(_ count: Int) async {
+    public func waitForArrivals(_ count: Int) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state in
                 if state.arrivals >= count { return true }
@@ -47,13 +47,13 @@ final class Gate: Sendable {
     }
 
     /// Connections the arrivals came over so far.
-    var connectionCount: Int { state.withLock { $0.peers.count } }
+    public var connectionCount: Int { state.withLock { $0.peers.count } }
 
     /// Requests that have arrived so far.
-    var arrivalCount: Int { state.withLock { $0.arrivals } }
+    public var arrivalCount: Int { state.withLock { $0.arrivals } }
 
     /// Releases every held request and lets later ones through.
-    func open() {
+    public func open() {
         let held = state.withLock { state in
             state.isOpen = true
             defer { state.held = [] }
@@ -63,28 +63,30 @@ final class Gate: Sendable {
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 extension Logger {
     /// Drops everything: the servers and clients of tests that do not look at logs.
-    static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    public static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
 /// Keeps every log record in memory, so a test can read what the client logged
 /// without bootstrapping the process-wide logging system.
-final class LogRecorder: Sendable {
+public final class LogRecorder: Sendable {
     private let lines = Mutex<[String]>([])
 
-    var logger: Logger {
+    public init() {}
+
+    public var logger: Logger {
         var logger = Logger(label: "curl-test", factory: { _ in Handler(recorder: self) })
         logger.logLevel = .trace
         return logger
     }
 
-    var records: [String] { lines.withLock { $0 } }
+    public var records: [String] { lines.withLock { $0 } }
 
     fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
 
