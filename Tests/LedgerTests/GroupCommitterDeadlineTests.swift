@@ -32,7 +32,8 @@ struct GroupCommitterDeadlineTests {
     }
 }
 
-@Suite("The ledger's deadlines and its writer's stop")
+// A writer that waited for ever (a broken stop) would hang: the limit turns that into a failure.
+@Suite("The ledger's deadlines and its writer's stop", .timeLimit(.minutes(1)))
 struct LedgerDeadlineTests {
     static func committer(_ ledger: LedgerFixture, now: Int64 = Make.t0) -> GroupCommitter {
         GroupCommitter(
@@ -50,16 +51,20 @@ struct LedgerDeadlineTests {
 
     @Test func aRequestWhoseDeadlinePassedBeforeItArrivedIsAnsweredDeadlineExceeded() async throws {
         let ledger = try await LedgerFixture()
-        let committer = Self.committer(ledger)
+        // The writer's clock is behind: it would still take the work. The handler must not hand it over.
+        let committer = Self.committer(ledger, now: Make.t0 - 10)
         let handler = LedgerRequestHandler(
             committer: committer, store: ledger.store, view: ledger.rules.view, clock: { Make.t0 },
             logger: Logger(label: "test"), replayBatchLimit: 100)
-        // Not even submitted: the committer is not running, and a submit would wait for ever.
-        let late = await handler.handle(Self.record(deadline: Make.t0))
-        guard case .failure(let failure) = late.body else { throw LedgerFixture.Unexpected() }
-        #expect(failure.failureCode == .deadlineExceeded)
-        #expect(failure.retryable)
-        #expect(late.requestID == "r")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await committer.run() }
+            let late = await handler.handle(Self.record(deadline: Make.t0))
+            guard case .failure(let failure) = late.body else { throw LedgerFixture.Unexpected() }
+            #expect(failure.failureCode == .deadlineExceeded)
+            #expect(failure.retryable)
+            #expect(late.requestID == "r")
+            group.cancelAll()
+        }
         #expect(try await ledger.headSeq() == 0, "nothing was recorded")
     }
 
