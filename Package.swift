@@ -66,10 +66,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "TaskLanes", path: "Shared/TaskLanes", swiftSettings: strict),
+        // The wall clock in milliseconds since the epoch, and the one Duration-to-milliseconds conversion.
+        .target(name: "Timekeeping", path: "Shared/Timekeeping", swiftSettings: strict),
         .target(
             name: "CurlHTTP",
             dependencies: [
-                "CCurl",
+                "CCurl", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -80,7 +82,7 @@ let package = Package(
         .target(
             name: "VerifierPool",
             dependencies: [
-                "Contracts", "ZeroMQ", "TaskLanes",
+                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -91,7 +93,7 @@ let package = Package(
         .target(
             name: "LedgerClient",
             dependencies: [
-                "Contracts", "ZeroMQ",
+                "Contracts", "ZeroMQ", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -132,6 +134,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Child processes by posix_spawn: for the CLI's supervisor and the tests, not the services.
+        .target(name: "ProcessSpawn", dependencies: ["Timekeeping"], path: "Shared/ProcessSpawn", swiftSettings: strict),
+
         // MARK: Services (logic) and their thin executables
         .target(
             name: "Gateway",
@@ -169,7 +174,7 @@ let package = Package(
         .target(
             name: "StorekeeperCLI",
             dependencies: serviceDependencies + [
-                "LedgerClient", "AppleJWS", "Ledger", "Verifier", "AppleFormats", "CurlHTTP",
+                "LedgerClient", "AppleJWS", "Ledger", "Verifier", "AppleFormats", "CurlHTTP", "ProcessSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -191,18 +196,23 @@ let package = Package(
             name: "StackBenchmark",
             dependencies: [
                 "BenchmarkSupport", "TaskLanes", "StorekeeperCore", "AppleJWS", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
             dependencies: [
-                "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "AppleJWS", "Verifier",
+                "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "AppleJWS", "Verifier", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/VerifierBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBenchmark",
-            dependencies: ["BenchmarkSupport", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchmarkSupport", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/LedgerBenchmark", swiftSettings: strict),
 
         // MARK: Tests
@@ -222,10 +232,20 @@ let package = Package(
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
         .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
+        // A local HTTP server and a running client around a test, for CurlHTTPTests and LoadTests.
+        .target(
+            name: "CurlHTTPTestSupport",
+            dependencies: [
+                "CurlHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Support/CurlHTTPTestSupport", swiftSettings: strict),
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [
-                "CurlHTTP",
+                "CurlHTTP", "CurlHTTPTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -233,6 +253,11 @@ let package = Package(
             path: "Tests/CurlHTTPTests",
             swiftSettings: strict
         ),
+        // Heavy load on real sockets (hundreds to thousands of transfers at once): out of the unit
+        // targets so that `swift test --filter` on one stays quick; `swift test` (scripts/test.sh, CI) runs it.
+        .testTarget(
+            name: "LoadTests", dependencies: ["CurlHTTP", "CurlHTTPTestSupport"], path: "Tests/LoadTests",
+            swiftSettings: strict),
         .testTarget(
             name: "CLITests",
             dependencies: [
@@ -266,7 +291,7 @@ let package = Package(
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
-                "VerifierPool", "ZeroMQ", "Contracts", .product(name: "Logging", package: "swift-log"),
+                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VerifierPoolTests", swiftSettings: strict),
@@ -274,7 +299,7 @@ let package = Package(
         .target(
             name: "PostgresTestServer",
             dependencies: [
-                "StorekeeperCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "StorekeeperCore", "ProcessSpawn", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/PostgresTestServer", swiftSettings: strict),
@@ -282,7 +307,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleFormats", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
-                "PostgresTestServer", .product(name: "GRDB", package: "GRDB.swift"),
+                "PostgresTestServer", "Timekeeping", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LedgerTests", swiftSettings: strict),
@@ -294,12 +319,13 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             path: "Tests/GatewayTests", resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore"], path: "Tests/CoreTests", swiftSettings: strict),
+        .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore", "Timekeeping"], path: "Tests/CoreTests", swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer", "AppleJWS",
+                "ProcessSpawn",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]
@@ -308,7 +334,7 @@ let package = Package(
 /// What every service library builds on.
 var serviceDependencies: [Target.Dependency] {
     [
-        "Contracts", "ZeroMQ", "StorekeeperCore",
+        "Contracts", "ZeroMQ", "StorekeeperCore", "Timekeeping",
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Metrics", package: "swift-metrics"),

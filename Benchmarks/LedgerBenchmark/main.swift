@@ -9,6 +9,7 @@
 // Prints figures; asserts nothing.
 //
 //   swift build -c release && .build/release/storekeeper-bench-ledger --requests 20000 --transactions 10
+import ArgumentParser
 import BenchmarkSupport
 import Contracts
 import Foundation
@@ -16,42 +17,26 @@ import LedgerClient
 import Logging
 import ZeroMQ
 
-struct Options {
-    var requests = 20_000
-    var transactions = 10
-    var concurrency = 256
-    var latencySamples = 2_000
-    /// Each request's transactions are renewals of one subscription (an iOS 7
-    /// receipt) instead of separate one-off purchases.
-    var renewals = false
-    /// A ledger already running there is measured instead of a fresh one.
-    var ledgerEndpoint: String?
-    /// The ledger on PostgreSQL instead of SQLite: a throw-away database on this URL's server.
-    var databaseURL: String?
-    /// Ledgers started on that database; requests go round-robin over them.
-    var ledgers = 1
-    var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+/// Parsed only (`parseOrExit`): the benchmark below is top-level code, not `run()`.
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storekeeper-bench-ledger")
 
-    init() {
-        var arguments = CommandLine.arguments.dropFirst().makeIterator()
-        while let flag = arguments.next() {
-            if flag == "--renewals" {
-                renewals = true
-                continue
-            }
-            let value = arguments.next() ?? ""
-            switch flag {
-            case "--requests": requests = Int(value) ?? requests
-            case "--transactions": transactions = Int(value) ?? transactions
-            case "--concurrency": concurrency = Int(value) ?? concurrency
-            case "--latency-samples": latencySamples = Int(value) ?? latencySamples
-            case "--bin-dir": binDir = value
-            case "--ledger-endpoint": ledgerEndpoint = value
-            case "--database-url": databaseURL = value
-            case "--ledgers": ledgers = max(1, Int(value) ?? ledgers)
-            default: FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8)); exit(64)
-            }
-        }
+    @Option(help: "Requests in the throughput phase.") var requests = 20_000
+    @Option(help: "Fresh transactions each request records.") var transactions = 10
+    @Option(help: "Requests in flight in the throughput phase.") var concurrency = 256
+    @Option(help: "Requests one at a time in the latency phase.") var latencySamples = 2_000
+    @Flag(help: "Each request's transactions are renewals of one subscription (an iOS 7 receipt) instead of one-off purchases.")
+    var renewals = false
+    @Option(help: "Measure a ledger already running there instead of a fresh one.") var ledgerEndpoint: String?
+    @Option(help: "The ledger on PostgreSQL instead of SQLite: a throw-away database on this URL's server.")
+    var databaseURL: String?
+    @Option(help: "Ledgers started on that database; requests go round-robin over them.") var ledgers = 1
+    @Option(help: "Where the storekeeper executables are.") var binDir = URL(fileURLWithPath: CommandLine.arguments[0])
+        .deletingLastPathComponent().path
+
+    func validate() throws {
+        guard ledgers >= 1 else { throw ValidationError("--ledgers must be at least 1") }
+        guard ledgers == 1 || databaseURL != nil else { throw ValidationError("--ledgers N needs --database-url") }
     }
 }
 
@@ -80,11 +65,10 @@ func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-let options = Options()
+let options = Options.parseOrExit()
 let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-ledger-\(UUID().uuidString)").path
 let ports = freePorts(3 + options.ledgers)
 let endpoints = options.ledgerEndpoint.map { [$0] } ?? (0..<options.ledgers).map { "tcp://127.0.0.1:\(ports[3 + $0])" }
-if options.ledgers > 1, options.databaseURL == nil { fatalError("--ledgers N needs --database-url") }
 var database: ThrowawayDatabase?
 if let url = options.databaseURL { database = try await ThrowawayDatabase.create(on: url) }
 let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumerated().map { index, endpoint in

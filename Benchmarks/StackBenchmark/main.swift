@@ -17,6 +17,7 @@
 //                            App Store Server API, alternating, twice each
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
+import ArgumentParser
 import BenchmarkSupport
 import Foundation
 import NIOCore
@@ -25,42 +26,22 @@ import StorekeeperCore
 // As in the services: the generator's tasks run on the event loops its connections use.
 EventLoopExecutor.install()
 
-struct Options {
-    var requests = 20_000
-    var concurrency = 64
-    var rate = 2_000.0
-    var seconds = 10.0
-    var verifiers = 2
-    var skipOpenLoop = false
-    /// A PostgreSQL server: run (a) on each store in turn instead of the scenarios.
-    var compareStores: String?
-    /// Run (a) with receipts read by verifyReceipt and by the App Store Server API instead.
-    var compareReceiptModes = false
-    var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+/// Parsed only (`parseOrExit`): the benchmark below is top-level code, not `run()`.
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storekeeper-bench-stack")
 
-    init() {
-        var arguments = CommandLine.arguments.dropFirst().makeIterator()
-        while let flag = arguments.next() {
-            switch flag {
-            case "--skip-open-loop": skipOpenLoop = true; continue
-            case "--compare-receipt-modes": compareReceiptModes = true; continue
-            default: break
-            }
-            let value = arguments.next() ?? ""
-            switch flag {
-            case "--requests": requests = Int(value) ?? requests
-            case "--concurrency": concurrency = Int(value) ?? concurrency
-            case "--rate": rate = Double(value) ?? rate
-            case "--seconds": seconds = Double(value) ?? seconds
-            case "--verifiers": verifiers = Int(value) ?? verifiers
-            case "--bin-dir": binDir = value
-            case "--compare-stores": compareStores = value
-            default:
-                FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
-                exit(64)
-            }
-        }
-    }
+    @Option(help: "Requests of the closed loop (a).") var requests = 20_000
+    @Option(help: "Requests in flight in the closed loop.") var concurrency = 64
+    @Option(help: "Requests per second of the open loop (b).") var rate = 2_000.0
+    @Option(help: "Seconds of each open loop.") var seconds = 10.0
+    @Option(help: "Verifier processes.") var verifiers = 2
+    @Flag(help: "Skip the open loop (b).") var skipOpenLoop = false
+    @Option(help: "A PostgreSQL server: run (a) on each store in turn instead of the scenarios.")
+    var compareStores: String?
+    @Flag(help: "Run (a) with receipts read by verifyReceipt and by the App Store Server API instead.")
+    var compareReceiptModes = false
+    @Option(help: "Where the storekeeper executables are.") var binDir = URL(fileURLWithPath: CommandLine.arguments[0])
+        .deletingLastPathComponent().path
 }
 
 /// One row of the table; `rate` is an open loop's offered rate.
@@ -105,7 +86,7 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
         + "; at \(Int(rate))/s that leaves Storekeeper \(fixed(left, 3)) ms per verification on \(Int(cores)) cores"
 }
 
-let options = Options()
+let options = Options.parseOrExit()
 if let serverURL = options.compareStores {
     try await SideBySide.run(options, SideBySide.stores(options, serverURL: serverURL)).forEach { print($0) }
     exit(0)

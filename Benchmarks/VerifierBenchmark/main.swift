@@ -12,10 +12,12 @@
 // process with the chain cached (JWSThroughput.swift), --requests of them.
 //
 //   .build/release/storekeeper-bench-verifier --jws --requests 200000
+import ArgumentParser
+import BenchmarkSupport
 import Contracts
 import Foundation
-import BenchmarkSupport
 import Logging
+import Timekeeping
 import VerifierPool
 import ZeroMQ
 
@@ -23,28 +25,15 @@ import ZeroMQ
 import FoundationNetworking
 #endif
 
-struct Options {
-    var requests = 2_000
-    var latencyMs = 3_000
-    var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-    var jws = false
+/// Parsed only (`parseOrExit`): the benchmark below is top-level code, not `run()`.
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storekeeper-bench-verifier")
 
-    init() {
-        var arguments = CommandLine.arguments.dropFirst().makeIterator()
-        while let flag = arguments.next() {
-            if flag == "--jws" {
-                jws = true
-                continue
-            }
-            let value = arguments.next() ?? ""
-            switch flag {
-            case "--requests": requests = Int(value) ?? requests
-            case "--latency-ms": latencyMs = Int(value) ?? latencyMs
-            case "--bin-dir": binDir = value
-            default: FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8)); exit(64)
-            }
-        }
-    }
+    @Option(help: "Receipts minted and verified at once (with --jws: signed transactions verified).") var requests = 2_000
+    @Option(help: "The simulated App Store's delay per answer, in milliseconds.") var latencyMs = 3_000
+    @Option(help: "Where the storekeeper executables are.") var binDir = URL(fileURLWithPath: CommandLine.arguments[0])
+        .deletingLastPathComponent().path
+    @Flag(help: "No process: signed transactions verified per second in this one, the chain cached.") var jws = false
 }
 
 func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
@@ -56,7 +45,7 @@ func post(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
     return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
 }
 
-let options = Options()
+let options = Options.parseOrExit()
 if options.jws {
     try await JWSThroughput.run(count: options.requests)
     exit(0)
@@ -108,7 +97,7 @@ let succeeded = await withTaskGroup(of: Bool.self) { group in
         group.addTask {
             var request = VerifyRequest()
             request.receiptData = receipt
-            let deadline = Int64(Date().timeIntervalSince1970 * 1_000) + 60_000
+            let deadline = WallClock.system.deadline(after: .seconds(60))
             let answer = try? await client.verify(
                 Envelope(requestID: "bench-\(index)", deadlineMilliseconds: deadline, body: .verifyRequest(request)))
             if case .verifyResult = answer?.body { return true }

@@ -1,7 +1,10 @@
-/// The stable codes a `ServiceFailure` carries between processes. The first
+/// The stable error codes: the one list for what a `ServiceFailure` carries
+/// between processes and what the gateway answers (`APIError`). The first
 /// group is the external contract's (spec: POST /v1/receipts errors) and goes
-/// to clients unchanged; the rest are internal and become `internal_error` or
-/// `apple_unavailable` at the gateway.
+/// to clients unchanged; the second the gateway answers on its own; the
+/// internal ones never reach a client (the gateway answers
+/// `service_unavailable` for them). The HTTP status of each is the gateway's
+/// table (`FailureCode.httpStatus`).
 public enum FailureCode: String, CaseIterable, Sendable {
     case badRequest = "bad_request"
     case badReceiptEncoding = "bad_receipt_encoding"
@@ -21,6 +24,12 @@ public enum FailureCode: String, CaseIterable, Sendable {
     case sandboxNotAccepted = "sandbox_not_accepted"
     /// The same Idempotency-Key with a different request body.
     case idempotencyKeyReused = "idempotency_key_reused"
+    // Answered by the gateway itself, never carried between processes.
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    case rateLimited = "rate_limited"
+    /// The ledger or the verifier pool did not answer in time, or answered an internal failure.
+    case serviceUnavailable = "service_unavailable"
     // Internal.
     case internalError = "internal_error"
     case deadlineExceeded = "deadline_exceeded"

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Timekeeping
 import ZeroMQ
 
 /// Request/reply to a ledger endpoint over a DEALER socket: many requests in
@@ -26,14 +27,16 @@ public final class EnvelopeClient: Service, Sendable {
         var stopped = false
     }
 
-    public convenience init(context: ZMQContext, endpoint: String, logger: Logger) {
-        self.init(context: context, endpoints: [endpoint], logger: logger)
+    public convenience init(context: ZMQContext, endpoint: String, clock: WallClock = .system, logger: Logger) {
+        self.init(context: context, endpoints: [endpoint], clock: clock, logger: logger)
     }
 
     /// For an envelope without a deadline.
     public static let defaultTimeout: Duration = .seconds(10)
 
     private let socket: ZMQSocketLoop
+    /// Reads envelope deadlines (milliseconds since the epoch).
+    private let clock: WallClock
     private let state = Mutex(State())
     private let outgoing: AsyncStream<[[UInt8]]>
     private let outgoingContinuation: AsyncStream<[[UInt8]]>.Continuation
@@ -42,8 +45,9 @@ public final class EnvelopeClient: Service, Sendable {
     /// round-robin to the ledgers connected now: a dead ledger's connection is
     /// dropped (heartbeats find a silent one in 3 s) and what was in flight to it
     /// times out, to be retried by the caller.
-    public init(context: ZMQContext, endpoints: [String], logger: Logger) {
+    public init(context: ZMQContext, endpoints: [String], clock: WallClock = .system, logger: Logger) {
         precondition(!endpoints.isEmpty, "a ledger client needs an endpoint")
+        self.clock = clock
         socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
             try socket.setLinger(milliseconds: 0)
             try socket.setSendHighWaterMark(100_000)
@@ -81,7 +85,7 @@ public final class EnvelopeClient: Service, Sendable {
 
     /// Sends `envelope` and waits for the answer until its deadline (or `defaultTimeout`).
     public func request(_ envelope: Envelope) async throws -> Envelope {
-        let answer = try await exchange(envelope.frame(), deadline: Self.deadline(of: envelope))
+        let answer = try await exchange(envelope.frame(), deadline: deadline(of: envelope))
         return try Envelope(frame: answer)
     }
 
@@ -110,10 +114,9 @@ public final class EnvelopeClient: Service, Sendable {
         }
     }
 
-    static func deadline(of envelope: Envelope) -> ContinuousClock.Instant {
-        guard envelope.deadlineMs > 0 else { return .now + defaultTimeout }
-        let remaining = envelope.deadlineMs - Int64(Date().timeIntervalSince1970 * 1_000)
-        return .now + .milliseconds(max(0, remaining))
+    func deadline(of envelope: Envelope) -> ContinuousClock.Instant {
+        guard envelope.deadlineMs > 0 else { return .now + Self.defaultTimeout }
+        return .now + clock.remaining(until: envelope.deadlineMs)
     }
 
     private func receiveLoop() async throws {

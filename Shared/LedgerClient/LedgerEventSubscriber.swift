@@ -6,7 +6,8 @@ import ZeroMQ
 /// guide's Clone pattern): it subscribes first, catches up through replay from
 /// the last seq it was given, then delivers live events, skipping what it has
 /// seen and replaying whatever a jump in seq (or a quiet second) says it missed.
-/// A PUB socket drops for slow subscribers; this is how they recover.
+/// A PUB socket drops for slow subscribers; this is how they recover. The
+/// rules are `EventSubscriptionStateMachine`'s; this runs the sockets.
 public struct LedgerEventSubscriber: Sendable {
     /// Retention removed events this subscriber had not seen: it must resynchronize from state.
     public struct EventsLost: Error, Equatable, CustomStringConvertible {
@@ -50,55 +51,49 @@ public struct LedgerEventSubscriber: Sendable {
             group.addTask { try await live.run() }
             group.addTask { try await replay.run() }
             defer { group.cancelAll() }
-            var cursor = Cursor(last: seq)
-            try await catchUp(&cursor, replay: replay, deliver: deliver)
+            var machine = EventSubscriptionStateMachine(after: seq)
+            var step = machine.start()
             while true {
-                guard let frames = try await live.receive(timeout: idleCheck) else {
-                    try await catchUp(&cursor, replay: replay, deliver: deliver)
-                    continue
-                }
-                guard frames.count == 2, let event = try? LedgerEvent(serializedBytes: frames[1]) else { continue }
-                if event.seq > cursor.last + 1 {
-                    try await catchUp(&cursor, replay: replay, deliver: deliver)
-                }
-                if event.seq == cursor.last + 1 {
-                    try await deliver(event)
-                    cursor.last = event.seq
+                for event in step.deliver { try await deliver(event) }
+                switch step.next {
+                case .replay(let after):
+                    step = try await replayed(after: after, replay: replay, &machine)
+                case .replayAgain(let after, let delay):
+                    logger.debug("replay did not answer; asking again")
+                    try await Task.sleep(for: delay)
+                    step = try await replayed(after: after, replay: replay, &machine)
+                case .awaitLive:
+                    guard let frames = try await live.receive(timeout: idleCheck) else {
+                        step = machine.idle()
+                        continue
+                    }
+                    guard frames.count == 2, let event = try? LedgerEvent(serializedBytes: frames[1]) else {
+                        step = .init(next: .awaitLive)
+                        continue
+                    }
+                    step = machine.live(event)
+                case .fail(let lost):
+                    throw lost
                 }
             }
         }
     }
 
-    struct Cursor {
-        var last: UInt64
-    }
-
-    /// Replays everything after the cursor up to the ledger's head.
-    private func catchUp(
-        _ cursor: inout Cursor, replay: EnvelopeClient, deliver: @Sendable (LedgerEvent) async throws -> Void
-    ) async throws {
-        while true {
-            let request = ReplayRequest.with { $0.afterSeq = cursor.last }
-            let answer: Envelope
-            do {
-                answer = try await replay.request(Envelope(requestID: "replay", body: .replayRequest(request)))
-            } catch is EnvelopeClient.Timeout {
-                // The ledger is restarting: ask again (cancellation ends the wait).
-                logger.debug("replay did not answer; asking again")
-                try await Task.sleep(for: .milliseconds(200))
-                continue
-            }
-            guard case .replayBatch(let batch) = answer.body else {
-                throw ServiceFailure(.internalError, message: "the ledger answered replay with an unexpected message")
-            }
-            if batch.oldestRetainedSeq > cursor.last + 1 {
-                throw EventsLost(afterSeq: cursor.last, oldestRetainedSeq: batch.oldestRetainedSeq)
-            }
-            for event in batch.events where event.seq == cursor.last + 1 {
-                try await deliver(event)
-                cursor.last = event.seq
-            }
-            if !batch.more { return }
+    /// Asks replay for what follows `after`; the machine's step for its answer.
+    private func replayed(
+        after: UInt64, replay: EnvelopeClient, _ machine: inout EventSubscriptionStateMachine
+    ) async throws -> EventSubscriptionStateMachine.Step {
+        let request = ReplayRequest.with { $0.afterSeq = after }
+        let answer: Envelope
+        do {
+            answer = try await replay.request(Envelope(requestID: "replay", body: .replayRequest(request)))
+        } catch is EnvelopeClient.Timeout {
+            // The ledger is restarting: ask again (cancellation ends the wait).
+            return machine.replayTimedOut()
         }
+        guard case .replayBatch(let batch) = answer.body else {
+            throw ServiceFailure(.internalError, message: "the ledger answered replay with an unexpected message")
+        }
+        return machine.replayed(batch)
     }
 }

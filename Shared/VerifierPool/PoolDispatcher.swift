@@ -5,7 +5,9 @@
 ///
 /// - Credit-based flow: a verifier receives at most the credits it granted,
 ///   so a slow verifier holds only what it said it can take; work goes to
-///   the verifier with the most free credits.
+///   the verifier with the most free credits; among equals, the one given a
+///   request least recently (then the lowest identity): the same events
+///   always give the same dispatches.
 /// - Liveness: a verifier not heard from for `deadAfter` is dead; its
 ///   in-flight requests go back to the front of the queue and are dispatched
 ///   again (the ledger's dedup makes a second verification safe).
@@ -24,6 +26,8 @@ public struct PoolDispatcher: Sendable {
         var inFlight: Set<RequestID> = []
         var lastSeen: ContinuousClock.Instant
         var draining = false
+        /// The dispatch count when it was last given a request; 0 for never.
+        var lastDispatch: UInt64 = 0
     }
 
     struct Pending: Sendable {
@@ -40,6 +44,7 @@ public struct PoolDispatcher: Sendable {
     private var assigned: [RequestID: (worker: WorkerID, deadline: ContinuousClock.Instant)] = [:]
 
     public private(set) var redispatched = 0
+    private var dispatchCount: UInt64 = 0
 
     public init(deadAfter: Duration = .seconds(3)) {
         self.deadAfter = deadAfter
@@ -129,15 +134,24 @@ public struct PoolDispatcher: Sendable {
     private mutating func dispatch(now: ContinuousClock.Instant) -> [Dispatch] {
         var dispatches: [Dispatch] = []
         while !queue.isEmpty {
-            guard let (id, _) = workers.filter({ !$0.value.draining && $0.value.credits > 0 })
-                .max(by: { $0.value.credits < $1.value.credits })
+            guard let (id, _) = workers.filter({ !$0.value.draining && $0.value.credits > 0 }).max(by: Self.preferred)
             else { break }
             let next = queue.removeFirst()
+            dispatchCount += 1
+            workers[id]?.lastDispatch = dispatchCount
             workers[id]?.credits -= 1
             workers[id]?.inFlight.insert(next.id)
             assigned[next.id] = (id, next.deadline)
             dispatches.append(Dispatch(worker: id, request: next.id))
         }
         return dispatches
+    }
+
+    /// True when `b` is to be given work before `a`: more free credits, then
+    /// given work less recently, then the lower identity.
+    private static func preferred(_ a: (key: WorkerID, value: Worker), _ b: (key: WorkerID, value: Worker)) -> Bool {
+        if a.value.credits != b.value.credits { return a.value.credits < b.value.credits }
+        if a.value.lastDispatch != b.value.lastDispatch { return a.value.lastDispatch > b.value.lastDispatch }
+        return b.key.lexicographicallyPrecedes(a.key)
     }
 }

@@ -2,8 +2,10 @@ import Contracts
 import Foundation
 import Logging
 import Metrics
+import StorekeeperCore
 import ServiceLifecycle
 import Synchronization
+import Timekeeping
 import ZeroMQ
 
 /// The gateway's end of the verifier pool: binds a ROUTER that verifiers
@@ -32,12 +34,17 @@ public final class VerifierPoolClient: Service, Sendable {
     private let socket: ZMQSocketLoop
     private let state: Mutex<State>
     private let logger: Logger
+    /// Reads envelope deadlines (milliseconds since the epoch).
+    private let clock: WallClock
     private let boundEndpoint = BoundEndpoint()
     /// Everything to send goes through one stream, drained by one task of `run()`.
     private let outgoing: AsyncStream<(frames: [[UInt8]], worker: [UInt8]?)>
     private let outgoingContinuation: AsyncStream<(frames: [[UInt8]], worker: [UInt8]?)>.Continuation
 
-    public init(context: ZMQContext, endpoint: String, deadAfter: Duration = .seconds(3), logger: Logger) {
+    public init(
+        context: ZMQContext, endpoint: String, deadAfter: Duration = .seconds(3), clock: WallClock = .system,
+        logger: Logger
+    ) {
         let bound = boundEndpoint
         self.socket = ZMQSocketLoop(context: context, type: .router) { socket in
             try socket.setLinger(milliseconds: 0)
@@ -48,6 +55,7 @@ public final class VerifierPoolClient: Service, Sendable {
         (outgoing, outgoingContinuation) = AsyncStream.makeStream()
         self.state = Mutex(State(dispatcher: PoolDispatcher(deadAfter: deadAfter)))
         self.logger = logger
+        self.clock = clock
     }
 
     /// The endpoint bound (with the real port when bound to `*`), once running.
@@ -80,7 +88,7 @@ public final class VerifierPoolClient: Service, Sendable {
         let bytes = envelope.frame()
         let deadline = envelope.deadlineMs == 0
             ? ContinuousClock.now + Self.defaultDeadline
-            : ContinuousClock.now + .milliseconds(max(0, envelope.deadlineMs - Self.nowMilliseconds()))
+            : ContinuousClock.now + clock.remaining(until: envelope.deadlineMs)
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -101,8 +109,6 @@ public final class VerifierPoolClient: Service, Sendable {
             waiting?.continuation.resume(throwing: CancellationError())
         }
     }
-
-    static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }
 
     private func receiveLoop() async throws {
         while true {
@@ -155,7 +161,7 @@ public final class VerifierPoolClient: Service, Sendable {
                 let (dispatches, expired, dead) = state.dispatcher.tick(now: now)
                 return (dispatches, expired, dead, state.dispatcher.workerIDs)
             }
-            for worker in dead { logger.warning("verifier lost; its requests go to others", metadata: ["pool.worker": "\(worker.hex)"]) }
+            for worker in dead { logger.warning("verifier lost; its requests go to others", metadata: ["pool.worker": "\(Hex.lowercase(worker))"]) }
             send(dispatches)
             fail(expired, with: Unavailable())
             if now - lastHeartbeat >= Self.heartbeatInterval {
@@ -207,7 +213,3 @@ public final class VerifierPoolClient: Service, Sendable {
     }
 }
 
-/// The endpoint the ROUTER bound, written by its thread.
-extension [UInt8] {
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
-}

@@ -16,6 +16,17 @@ import Testing
         }
     }
 
+    /// Field 4 was `traceparent`: an envelope from a build that still sets it is read as before.
+    @Test func anEnvelopeCarryingTheRemovedTraceparentIsStillRead() throws {
+        let envelope = Envelope(requestID: "r-1", deadlineMilliseconds: 7, body: .verifyRequest(VerifyRequest()))
+        let traceparent = Array("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".utf8)
+        let old = envelope.frame() + [0x22, UInt8(traceparent.count)] + traceparent
+        let read = try Envelope(frame: old)
+        #expect(read.requestID == "r-1")
+        #expect(read.deadlineMs == 7)
+        #expect(read.body == envelope.body)
+    }
+
     /// Guards the sample set itself: a message or field added to a .proto file
     /// without a sample value here would otherwise never be round-tripped.
     @Test func samplesSetEveryFieldOfEveryMessageDeclaredInTheProtoFiles() throws {

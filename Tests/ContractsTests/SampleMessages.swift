@@ -397,9 +397,7 @@ enum SampleMessages {
             notificationHistoryQuery, notificationHistoryPage, consumptionInfoRequest, consumptionInfoSent,
         ]
         messages += envelopeBodies.map {
-            var envelope = Envelope(requestID: "req-1", deadlineMilliseconds: 1_574_316_030_000, body: $0)
-            envelope.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-            return envelope
+            Envelope(requestID: "req-1", deadlineMilliseconds: 1_574_316_030_000, body: $0)
         }
         messages += eventPayloads.enumerated().map { ledgerEvent($1, seq: UInt64($0 + 1)) }
         return messages

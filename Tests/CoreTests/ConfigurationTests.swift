@@ -136,12 +136,14 @@ import Testing
         #expect(!dumped.contains("sk-live-abcdef"))
     }
 
-    @Test func secretComparison() {
-        let key = Secret("sk-live-abcdef")
-        #expect(key.matches("sk-live-abcdef"))
-        #expect(!key.matches("sk-live-abcdeg"))
-        #expect(!key.matches("sk-live-abcde"))
-        #expect(!key.matches(""))
+    @Test func constantTimeComparison() {
+        let key = Array("sk-live-abcdef".utf8)
+        #expect(ConstantTime.equal(key, Array("sk-live-abcdef".utf8)))
+        #expect(!ConstantTime.equal(key, Array("sk-live-abcdeg".utf8)))
+        #expect(!ConstantTime.equal(key, Array("tk-live-abcdef".utf8)))
+        #expect(!ConstantTime.equal(key, Array("sk-live-abcde".utf8)))
+        #expect(!ConstantTime.equal(key, []))
+        #expect(ConstantTime.equal([UInt8](), []))
     }
 
     @Test func everyVariableIsDocumented() {

@@ -1,4 +1,5 @@
 @testable import CurlHTTP
+import CurlHTTPTestSupport
 import Logging
 import ServiceLifecycle
 import Testing

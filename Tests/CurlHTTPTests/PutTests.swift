@@ -1,4 +1,5 @@
 import CurlHTTP
+import CurlHTTPTestSupport
 import Testing
 
 @Suite("PUT requests")

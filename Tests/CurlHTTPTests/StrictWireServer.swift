@@ -1,3 +1,4 @@
+import CurlHTTPTestSupport
 import NIOCore
 import NIOPosix
 import Synchronization

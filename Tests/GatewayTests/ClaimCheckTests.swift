@@ -49,7 +49,7 @@ struct ClaimCheckTests {
 
 extension Result where Failure == APIError {
     var failureCode: String? {
-        if case .failure(let error) = self { return error.code }
+        if case .failure(let error) = self { return error.code.rawValue }
         return nil
     }
 }

@@ -104,4 +104,45 @@ struct NotificationTests {
             }
         }
     }
+
+    @Test func aNotificationForAnotherAppIsRefusedWithBundleMismatch() async throws {
+        var harness = GatewayHarness()
+        harness.environment = [
+            "STOREKEEPER_APPLE_SHARED_SECRET": "the-secret", "STOREKEEPER_BUNDLE_IDS": "com.example.other",
+        ]
+        try await harness.test { client in
+            try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, body: .init(bytes: try Self.body("did-renew-library-synthetic"))
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+                #expect(response.errorCode == "bundle_mismatch")
+            }
+        }
+        #expect(harness.ledger.state.withLock { $0.notifications }.isEmpty, "nothing reached the ledger")
+        // Its own bundle is accepted.
+        let bytes = try Self.body("did-renew-library-synthetic")
+        guard case .version1(let body) = try NotificationBody.read(bytes) else { throw APIError.badRequest("version 2") }
+        let accepted = try NotificationV1Decoder.decode(
+            body, bytes: bytes, sharedSecret: .init("the-secret"), bundleIDs: ["com.example.other", "my.app"], receivedAt: 1)
+        #expect(accepted.bundleID == "my.app")
+    }
+
+    @Test func anErrorAnswerHasTheSpecsKeysInTheSpecsOrderEveryTime() async throws {
+        var harness = GatewayHarness()
+        harness.environment = ["STOREKEEPER_APPLE_SHARED_SECRET": "the-secret"]
+        try await harness.test { client in
+            for _ in 0..<3 {
+                try await client.execute(
+                    uri: "/v1/notifications/apple", method: .post,
+                    body: .init(bytes: try Self.body("did-renew-library-synthetic", password: "wrong"))
+                ) { response in
+                    #expect(
+                        String(decoding: Data(buffer: response.body), as: UTF8.self)
+                            == #"{"error":{"code":"unauthorized","message":"the notification password is wrong","retryable":false}}"#)
+                }
+            }
+        }
+        #expect(APIError(.productMismatch, "m").status == .unprocessableContent)
+        #expect(APIError(ServiceFailure(.deadlineExceeded, message: "late")) == .unavailable, "internal codes are not shown")
+    }
 }

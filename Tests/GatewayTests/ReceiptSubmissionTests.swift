@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import PropertyBased
 import Testing
@@ -14,7 +15,7 @@ struct ReceiptSubmissionTests {
             body: Array(body.utf8))
     }
 
-    func code(_ body: String, form: Bool = false) -> IntakeError.Code? {
+    func code(_ body: String, form: Bool = false) -> FailureCode? {
         do {
             _ = try parse(body, form: form)
             return nil

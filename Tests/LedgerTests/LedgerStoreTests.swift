@@ -98,6 +98,7 @@ struct LedgerStoreTests {
 
 @Suite("SQLite query plans: the hot statements use their indexes")
 struct LedgerQueryPlanTests {
+    /// The plan SQLite makes for a statement the store runs (its own text, not a copy).
     static func plan(_ sql: String, _ arguments: StatementArguments) async throws -> String {
         let store = try SQLiteLedgerStore.inMemory()
         return try await store.writer.read { db in
@@ -107,26 +108,19 @@ struct LedgerQueryPlanTests {
     }
 
     @Test func aPurchasesTransactionsComeFromItsIndexInOrder() async throws {
-        let plan = try await Self.plan(
-            "SELECT * FROM transactions WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id",
-            ["Sandbox", "1"])
+        let plan = try await Self.plan(SQLiteLedgerSession.transactionsOfPurchaseSQL, ["Sandbox", "1"])
         #expect(plan.contains("USING INDEX transactions_by_original"), "\(plan)")
         #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
     }
 
     @Test func sweepsReadOnlyTheRowsThatNeedThem() async throws {
-        let refresh = try await Self.plan(
-            """
-            SELECT * FROM subscriptions s WHERE s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.expires_date_ms <= ?1
-            AND s.latest_receipt <> '' ORDER BY s.expires_date_ms LIMIT 5
-            """, [1])
-        #expect(refresh.contains("subscriptions_refresh_due"), "\(refresh)")
-        let expired = try await Self.plan(
-            """
-            SELECT * FROM subscriptions s WHERE s.revoked_at_ms IS NULL
-            AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
-            AND s.expires_date_ms <= ?1 ORDER BY s.expires_date_ms LIMIT 5
-            """, [1])
+        for statement in [SQLiteLedgerSession.dueForRefreshSQL, SQLiteLedgerSession.renewingDueForRefreshSQL] {
+            let refresh = try await Self.plan(statement, [1, 5])
+            #expect(refresh.contains("subscriptions_refresh_due"), "\(refresh)")
+        }
+        let unstated = try await Self.plan(SQLiteLedgerSession.unstatedDueForRefreshSQL, [1, 5])
+        #expect(unstated.contains("subscriptions_refresh_unknown"), "\(unstated)")
+        let expired = try await Self.plan(SQLiteLedgerSession.newlyExpiredSQL, [1, 5])
         #expect(expired.contains("subscriptions_expiry_pending"), "\(expired)")
     }
 }

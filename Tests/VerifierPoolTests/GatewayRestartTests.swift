@@ -10,13 +10,12 @@ import ZeroMQ
 struct GatewayRestartTests {
     @Test func aLateReplyToThePreviousProcessIsNotDeliveredToANewRequest() async throws {
         let zmq = ZMQContext()
-        let endpoint = "tcp://127.0.0.1:\(try freeLoopbackPort())"
         // The verifier, as a bare DEALER that answers when the test says.
         let worker = try ZMQSocket(context: zmq, type: .dealer)
         try worker.setLinger(milliseconds: 0)
-        try worker.connect(endpoint)
 
-        let staleID = try await requestHeld(by: worker, from: endpoint, zmq: zmq, envelope: "before-restart")
+        // The first process binds a port the system picks; the second binds the same one.
+        let (staleID, endpoint) = try await requestHeld(by: worker, zmq: zmq, envelope: "before-restart")
         // The new process, at the same address; the verifier answers the old request first.
         let gateway = VerifierPoolClient(context: zmq, endpoint: endpoint, logger: quietLogger)
         let running = Task { try await gateway.run() }
@@ -29,20 +28,24 @@ struct GatewayRestartTests {
         #expect(try await answer.requestID == "answer-to-after-restart")
     }
 
-    /// Runs a gateway process, has it send one request to `worker`, and stops it with the request
-    /// still held: the request's id.
+    /// Runs a gateway process on a port the system picks, connects `worker` to it, has it send one
+    /// request to `worker`, and stops it with the request still held: the request's id, and the
+    /// endpoint it had bound.
     private func requestHeld(
-        by worker: ZMQSocket, from endpoint: String, zmq: ZMQContext, envelope: String
-    ) async throws -> UInt64 {
-        let gateway = VerifierPoolClient(context: zmq, endpoint: endpoint, logger: quietLogger)
+        by worker: ZMQSocket, zmq: ZMQContext, envelope: String
+    ) async throws -> (UInt64, String) {
+        let gateway = VerifierPoolClient(context: zmq, endpoint: "tcp://127.0.0.1:*", logger: quietLogger)
         let running = Task { try await gateway.run() }
+        #expect(await eventually { gateway.endpoint != nil })
+        let endpoint = try #require(gateway.endpoint)
+        try worker.connect(endpoint)
         #expect(await eventually { _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(4)])); return gateway.workerCount == 1 })
         let waiting = Task { try await gateway.verify(request(envelope, deadline: .seconds(20))) }
         let (id, _) = try #require(await nextRequest(on: worker))
         running.cancel()
         _ = await waiting.result
         _ = try? await running.value
-        return id
+        return (id, endpoint)
     }
 
     /// The next REQUEST the worker receives: its id and envelope.

@@ -35,16 +35,25 @@ import ZeroMQ
         }
     }
 
-    /// A gateway's end of the pool on 127.0.0.1:`port`, running until `stop`.
+    /// A gateway's end of the pool on 127.0.0.1, at the port the system gave it, running until `stop`.
     struct Gateway {
         let client: VerifierPoolClient
         let task: Task<Void, any Error>
+        let port: Int
 
-        init(context: ZMQContext, port: Int) {
-            let client = VerifierPoolClient(context: context, endpoint: "tcp://127.0.0.1:\(port)", logger: quietLogger)
-            self.client = client
-            task = Task { try await client.run() }
+        static func start(context: ZMQContext) async throws -> Gateway {
+            let client = VerifierPoolClient(context: context, endpoint: "tcp://127.0.0.1:*", logger: quietLogger)
+            let task = Task { try await client.run() }
+            guard await eventually({ client.endpoint != nil }), let endpoint = client.endpoint,
+                let port = endpoint.split(separator: ":").last.flatMap({ Int($0) })
+            else {
+                task.cancel()
+                throw NotBound()
+            }
+            return Gateway(client: client, task: task, port: port)
         }
+
+        struct NotBound: Error {}
 
         func stop() async {
             task.cancel()
@@ -53,8 +62,8 @@ import ZeroMQ
     }
 
     /// Runs `body` with a gateway on 127.0.0.1:`port`, and stops it afterwards (also when `body` stopped it).
-    func withGateway(port: Int, _ body: (Gateway) async throws -> Void) async throws {
-        let gateway = Gateway(context: zmq, port: port)
+    func withGateway(_ body: (Gateway) async throws -> Void) async throws {
+        let gateway = try await Gateway.start(context: zmq)
         do {
             try await body(gateway)
         } catch {
@@ -80,15 +89,16 @@ import ZeroMQ
         #expect(discovery.runningWorkerCount == 0)
     }
 
-    @Test func aGatewayStartedAfterTheVerifierIsServedAndOneGoneFromDNSIsNot() async throws {
-        let port = try freeLoopbackPort()
-        let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)"])
-        try await withRunning(discovery) {
-            // No gateway yet: the name has no address, so nothing is connected.
-            #expect(await eventually { discovery.completedRounds >= 2 })
-            #expect(discovery.connectedEndpoints.isEmpty)
+    @Test func aGatewayThatAppearsInDNSLaterIsServedAndOneGoneFromDNSIsNot() async throws {
+        try await withGateway { gateway in
+            let port = gateway.port
+            let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)"])
+            try await withRunning(discovery) {
+                // The name has no address yet, so nothing is connected.
+                #expect(await eventually { discovery.completedRounds >= 2 })
+                #expect(discovery.connectedEndpoints.isEmpty)
+                #expect(gateway.client.workerCount == 0)
 
-            try await withGateway(port: port) { gateway in
                 resolver.set(Self.name, .addresses(["127.0.0.1"]))
                 #expect(await eventually { gateway.client.workerCount == 1 })
                 #expect(discovery.connectedEndpoints == ["tcp://127.0.0.1:\(port)"])
@@ -113,13 +123,13 @@ import ZeroMQ
     }
 
     @Test func aWorkerWhoseGatewayDiedLeavesAtOnceAndDropsWhatItHeld() async throws {
-        let port = try freeLoopbackPort()
         let built = Latest<PoolWorker>()
-        // Gateways heartbeat every second: a gateway silent 1.5 s is gone.
-        let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)"], gatewayDeadAfter: .milliseconds(1_500), built: built)
         resolver.set(Self.name, .addresses(["127.0.0.1"]))
-        try await withRunning(discovery) {
-            try await withGateway(port: port) { gateway in
+        try await withGateway { gateway in
+            // Gateways heartbeat every second: a gateway silent 1.5 s is gone.
+            let discovery = discovery(
+                endpoints: ["tcp://\(Self.name):\(gateway.port)"], gatewayDeadAfter: .milliseconds(1_500), built: built)
+            try await withRunning(discovery) {
                 #expect(await eventually { gateway.client.workerCount == 1 })
                 let held = Task { try await gateway.client.verify(request("hold-1", deadline: .seconds(60))) }
                 #expect(await eventually { handler.holding == 1 })
@@ -143,8 +153,10 @@ import ZeroMQ
         let refresh = try ZMQSocket(context: zmq, type: .router)
         try refresh.bind("tcp://127.0.0.1:*")
         let refreshEndpoint = try refresh.lastEndpoint()
-        // Nothing needs to listen on the named pool: a connected worker holds its share either way.
-        let port = try freeLoopbackPort()
+        // The named pool: a bare ROUTER that answers nothing (a connected worker holds its share either way).
+        let pool = try ZMQSocket(context: zmq, type: .router)
+        try pool.bind("tcp://127.0.0.1:*")
+        let port = try #require(try pool.lastEndpoint().split(separator: ":").last.flatMap { Int($0) })
         let discovery = discovery(endpoints: ["tcp://\(Self.name):\(port)", refreshEndpoint], maxInFlight: 8)
         try await withRunning(discovery) {
             #expect(await announces(8, on: refresh))

@@ -12,8 +12,8 @@ import Testing
         _ = dispatcher.ready(a, capacity: 1, now: t0)
         _ = dispatcher.ready(b, capacity: 3, now: t0)
         let sent = (1...4).flatMap { dispatcher.submit(UInt64($0), deadline: t0 + .seconds(30), now: t0) }
-        #expect(sent.map(\.worker) == [b, b, a, b] || sent.map(\.worker) == [b, a, b, b] || sent.map(\.worker) == [b, b, b, a])
-        #expect(sent.filter { $0.worker == a }.count == 1)
+        // b has the most credits twice; then a and b have one each, and a was given none yet.
+        #expect(sent.map(\.worker) == [b, b, a, b])
         // No credit left: the fifth waits.
         #expect(dispatcher.submit(5, deadline: t0 + .seconds(30), now: t0).isEmpty)
         #expect(dispatcher.queuedCount == 1)
@@ -21,6 +21,14 @@ import Testing
         let (deliver, next) = dispatcher.replied(1, from: sent[0].worker, now: t0)
         #expect(deliver)
         #expect(next.map(\.request) == [5])
+    }
+
+    @Test func tiesGoToTheWorkerGivenWorkLeastRecentlyThenTheLowestIdentity() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(b, capacity: 2, now: t0)
+        _ = dispatcher.ready(a, capacity: 2, now: t0)
+        let sent = (1...4).flatMap { dispatcher.submit(UInt64($0), deadline: t0 + .seconds(30), now: t0) }
+        #expect(sent.map(\.worker) == [a, b, a, b])
     }
 
     @Test func aDeadWorkersRequestsGoToAnotherAndALateReplyIsDropped() {

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Logging
 import Synchronization
+import Timekeeping
 
 @testable import VerifierPool
 
@@ -56,35 +57,10 @@ func eventually(within limit: Duration = .seconds(20), _ condition: () -> Bool) 
     return condition()
 }
 
-/// A loopback TCP port free right now, for a gateway the test starts later:
-/// below the kernel's ephemeral range (from 32768), where outgoing
-/// connections would take it meanwhile.
-func freeLoopbackPort() throws -> Int {
-    for _ in 0..<1_000 {
-        let port = Int.random(in: 20_000..<32_000)
-        if canBindLoopback(port) { return port }
-    }
-    throw POSIXError(.EADDRNOTAVAIL)
-}
-
-private func canBindLoopback(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-    }
-}
-
 let quietLogger = Logger(label: "storekeeper.test", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// A request envelope whose deadline is `deadline` from now.
 func request(_ id: String, deadline: Duration) -> Envelope {
-    let deadlineMs = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(deadline.components.seconds * 1_000)
-        + deadline.components.attoseconds / 1_000_000_000_000_000
-    return Envelope(requestID: id, deadlineMilliseconds: deadlineMs, body: .verifyRequest(VerifyRequest()))
+    Envelope(
+        requestID: id, deadlineMilliseconds: WallClock.system.deadline(after: deadline), body: .verifyRequest(VerifyRequest()))
 }

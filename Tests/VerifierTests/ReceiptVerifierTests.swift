@@ -13,16 +13,32 @@ import Testing
     final class ScriptedApple: Sendable {
         let calls = Mutex<[(url: String, body: String)]>([])
         let answer: @Sendable (String) -> HTTPResponse
-        let delay: Duration
+        /// Closed: every call waits in it until `open()`.
+        private let gate: Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>
 
-        init(delay: Duration = .zero, answer: @escaping @Sendable (String) -> HTTPResponse) {
+        init(gated: Bool = false, answer: @escaping @Sendable (String) -> HTTPResponse) {
             self.answer = answer
-            self.delay = delay
+            gate = Mutex((!gated, []))
+        }
+
+        func open() {
+            let waiting = gate.withLock { gate in
+                gate.open = true
+                defer { gate.waiting = [] }
+                return gate.waiting
+            }
+            for caller in waiting { caller.resume() }
         }
 
         func transport(_ request: CurlHTTP.HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
             calls.withLock { $0.append((request.url, String(decoding: request.body, as: UTF8.self))) }
-            if delay > .zero { try? await Task.sleep(for: delay) }
+            await withCheckedContinuation { continuation in
+                let wait = gate.withLock { gate in
+                    if !gate.open { gate.waiting.append(continuation) }
+                    return !gate.open
+                }
+                if !wait { continuation.resume() }
+            }
             return answer(request.url)
         }
     }
@@ -91,14 +107,18 @@ import Testing
     }
 
     @Test func identicalConcurrentRequestsShareOneAppleCall() async throws {
-        let apple = ScriptedApple(delay: .milliseconds(300)) { _ in Self.json(Self.validSandboxAnswer) }
+        let apple = ScriptedApple(gated: true) { _ in Self.json(Self.validSandboxAnswer) }
         let verifier = try makeVerifier(apple)
         let results = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<10 {
                 group.addTask {
-                    (try? await verifier.verify(self.request(), deadline: .now + .seconds(5), requestID: "r").get()) != nil
+                    (try? await verifier.verify(self.request(), deadline: .now + .seconds(60), requestID: "r").get()) != nil
                 }
             }
+            // Apple answers only once every caller is either calling it or waiting for
+            // another's call: no caller can come late and find the call over.
+            while apple.calls.withLock({ $0.count }) + verifier.coalescedCallers < 10 { await Task.yield() }
+            apple.open()
             return await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         #expect(results == Array(repeating: true, count: 10))

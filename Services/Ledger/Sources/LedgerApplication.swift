@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import Timekeeping
 import VerifierPool
 import ZeroMQ
 
@@ -22,7 +23,7 @@ public enum LedgerApplication {
         let settings = context.configuration.ledger
         let endpoints = context.configuration.endpoints
         let logger = context.logger
-        let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+        let clock = WallClock.system.now
         let zmq = ZMQContext()
         let rules = LedgerRules(
             policy: settings.bindingPolicy, catalog: try catalog(settings), sendsConsumptionInfo: settings.sendConsumptionInfo)

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import Timekeeping
 import VerifierPool
 import X509
 import ZeroMQ
@@ -114,9 +115,11 @@ struct VerifyRequestHandler: Sendable {
     /// `STOREKEEPER_RECEIPT_VERIFICATION=server_api`: receipts are read from the Server API's history.
     let historyReceipts: ServerAPIReceiptReader?
     let defaultDeadline: Duration
+    /// Reads the envelope's deadline and stamps the signed data's checks.
+    var clock: WallClock = .system
 
     func handle(_ envelope: Envelope) async -> Envelope {
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1_000)
+        let nowMs = clock.now()
         let body: Envelope.OneOf_Body
         switch envelope.body {
         case .verifyRequest(let request):
@@ -146,13 +149,9 @@ struct VerifyRequestHandler: Sendable {
         return Envelope(requestID: envelope.requestID, body: body)
     }
 
-    /// The envelope's absolute deadline, when it is sooner than our own default, less
-    /// the time the answer needs to travel back: an answer after the deadline is wasted.
+    /// The envelope's deadline as an instant on this process's clock (see `budget`).
     private func deadline(of envelope: Envelope, nowMs: Int64) -> ContinuousClock.Instant {
-        var budget = defaultDeadline
-        if envelope.deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, envelope.deadlineMs - nowMs))) }
-        if budget > Self.replyAllowance * 2 { budget -= Self.replyAllowance }
-        return .now + budget
+        .now + Self.budget(deadlineMs: envelope.deadlineMs, nowMs: nowMs, defaultDeadline: defaultDeadline)
     }
 
     private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
@@ -180,5 +179,16 @@ struct VerifyRequestHandler: Sendable {
         } catch {
             return .failure(error.serviceFailure)
         }
+    }
+
+    /// How long Apple may take: the envelope's absolute deadline (0: none), when
+    /// it is sooner than our own default, less the time the answer needs to
+    /// travel back (an answer after the deadline is wasted), unless that would
+    /// leave less than the allowance itself.
+    static func budget(deadlineMs: Int64, nowMs: Int64, defaultDeadline: Duration) -> Duration {
+        var budget = defaultDeadline
+        if deadlineMs > 0 { budget = min(budget, .milliseconds(max(0, deadlineMs - nowMs))) }
+        if budget > replyAllowance * 2 { budget -= replyAllowance }
+        return budget
     }
 }

@@ -49,12 +49,6 @@ public nonisolated struct Envelope: @unchecked Sendable {
     set {_uniqueStorage()._deadlineMs = newValue}
   }
 
-  /// W3C trace context (traceparent header value), when tracing is on.
-  public var traceparent: String {
-    get {_storage._traceparent}
-    set {_uniqueStorage()._traceparent = newValue}
-  }
-
   public var body: OneOf_Body? {
     get {return _storage._body}
     set {_uniqueStorage()._body = newValue}
@@ -324,13 +318,12 @@ fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
 
 nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{1}traceparent\0\u{4}\u{6}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{3}subscription_status_request\0\u{3}notification_history_query\0\u{3}notification_history_page\0\u{1}failure\0\u{3}consumption_info_request\0\u{3}consumption_info_sent\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{4}\u{7}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{3}subscription_status_request\0\u{3}notification_history_query\0\u{3}notification_history_page\0\u{1}failure\0\u{3}consumption_info_request\0\u{3}consumption_info_sent\0\u{b}traceparent\0\u{c}\u{4}\u{1}")
 
   fileprivate class _StorageClass {
     var _contractVersion: UInt32 = 0
     var _requestID: String = String()
     var _deadlineMs: Int64 = 0
-    var _traceparent: String = String()
     var _body: Envelope.OneOf_Body?
 
       // This property is used as the initial default value for new instances of the type.
@@ -345,7 +338,6 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       _contractVersion = source._contractVersion
       _requestID = source._requestID
       _deadlineMs = source._deadlineMs
-      _traceparent = source._traceparent
       _body = source._body
     }
   }
@@ -368,7 +360,6 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._contractVersion) }()
         case 2: try { try decoder.decodeSingularStringField(value: &_storage._requestID) }()
         case 3: try { try decoder.decodeSingularInt64Field(value: &_storage._deadlineMs) }()
-        case 4: try { try decoder.decodeSingularStringField(value: &_storage._traceparent) }()
         case 10: try {
           var v: VerifyRequest?
           var hadOneofValue = false
@@ -689,9 +680,6 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       if _storage._deadlineMs != 0 {
         try visitor.visitSingularInt64Field(value: _storage._deadlineMs, fieldNumber: 3)
       }
-      if !_storage._traceparent.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._traceparent, fieldNumber: 4)
-      }
       switch _storage._body {
       case .verifyRequest?: try {
         guard case .verifyRequest(let v)? = _storage._body else { preconditionFailure() }
@@ -799,7 +787,6 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         if _storage._contractVersion != rhs_storage._contractVersion {return false}
         if _storage._requestID != rhs_storage._requestID {return false}
         if _storage._deadlineMs != rhs_storage._deadlineMs {return false}
-        if _storage._traceparent != rhs_storage._traceparent {return false}
         if _storage._body != rhs_storage._body {return false}
         return true
       }

@@ -102,7 +102,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .bundleIDs:
             "comma list, required by the gateway and the verifiers; a receipt of any other bundle is rejected (bundle_mismatch); signed data is accepted only for these"
         case .httpAddress: "gateway listen address"
-        case .apiKeys: "comma list; when set, /v1/receipts and /v1/users/* require Authorization: Bearer KEY"
+        case .apiKeys: "comma list; when set, /v1/receipts, /v1/transactions and /v1/users/* require Authorization: Bearer KEY"
         case .bindingPolicy: "transfer (a purchase seen under a new user moves to it) or keep (409 already_bound)"
         case .dataDirectory: "where the ledger keeps its SQLite database"
         case .eventsEndpoint: "the ledger's event PUB socket (ledger binds)"

@@ -2,7 +2,8 @@
 public struct GatewaySettings: Sendable {
     /// `STOREKEEPER_HTTP_ADDR`: where the gateway listens.
     public var httpAddress: SocketAddress
-    /// `STOREKEEPER_API_KEYS`: when not empty, `/v1/receipts` and `/v1/users/*` need `Bearer KEY`.
+    /// `STOREKEEPER_API_KEYS`: when not empty, `/v1/receipts`, `/v1/transactions` and
+    /// `/v1/users/*` need `Bearer KEY`.
     public var apiKeys: [Secret]
     /// `STOREKEEPER_MAX_BODY_BYTES`: larger bodies are `413 payload_too_large`.
     public var maxBodyBytes: Int

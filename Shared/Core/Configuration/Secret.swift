@@ -16,15 +16,4 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     public var debugDescription: String { "<redacted>" }
     public var customMirror: Mirror { Mirror(self, children: []) }
 
-    /// Compares in time independent of where the first difference is, so an
-    /// attacker cannot learn a key a character at a time.
-    public func matches(_ candidate: String) -> Bool {
-        let a = Array(revealed.utf8)
-        let b = Array(candidate.utf8)
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for i in 0..<max(a.count, b.count) {
-            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
-        }
-        return difference == 0
-    }
 }

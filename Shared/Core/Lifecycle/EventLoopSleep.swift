@@ -15,11 +15,18 @@ extension EventLoopExecutor {
     /// Throws `CancellationError` when the task is cancelled before the time
     /// is up, like `Task.sleep`.
     public static func sleep(for duration: Duration) async throws {
+        try await sleep(for: duration, armed: {})
+    }
+
+    /// `sleep(for:)`, calling `armed` once the timer is set and its cancellation
+    /// handler installed (tests cancel a sleep under way).
+    static func sleep(for duration: Duration, armed: () -> Void) async throws {
         try Task.checkCancellation()
         let loop = NIOSingletons.posixEventLoopGroup.any()
         let timer = loop.scheduleTask(in: TimeAmount(duration)) {}
         do {
             try await withTaskCancellationHandler {
+                armed()
                 try await timer.futureResult.get()
             } onCancel: {
                 timer.cancel()

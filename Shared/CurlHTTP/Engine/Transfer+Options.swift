@@ -1,4 +1,5 @@
 import CCurl
+import Timekeeping
 
 extension Transfer {
     /// Sets every option of the easy handle for `request`. Returns `false` when
@@ -81,9 +82,8 @@ extension Duration {
     /// Whole milliseconds for a curl time-out, rounded up and at least 1:
     /// curl reads 0 as "no time-out".
     var curlMilliseconds: Int {
-        let (seconds, attoseconds) = components
-        guard seconds < Int64(Int32.max) / 1_000 else { return Int(Int32.max) }  // ~24 days: "no time-out" for practical purposes
-        let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int(max(1, milliseconds))
+        // ~24 days: "no time-out" for practical purposes.
+        guard components.seconds < Int64(Int32.max) / 1_000 else { return Int(Int32.max) }
+        return Int(max(1, millisecondsRoundedUp))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSpawn
 import StorekeeperCore
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PostgresNIO
+import ProcessSpawn
 import StorekeeperCore
 import Synchronization
 
@@ -116,10 +117,15 @@ public final class PostgresTestServer: Sendable {
         throw Unavailable(description: "PostgreSQL did not start in a minute: \(log)")
     }
 
-    /// Stops the server (fast shutdown), keeping its data for `start`.
+    /// Stops the server (fast shutdown), keeping its data for `start`. Returns once the server
+    /// is gone (its `postmaster.pid` removed): under load its shutdown checkpoint can outlast
+    /// the watchdog's grace, and a `start` meanwhile would find the old server's lock file.
     public func stop() async {
         guard let process = watchdog.withLock({ $0.take() }) else { return }
         _ = await process.stop(grace: .seconds(30))
+        for _ in 0..<2_400 where FileManager.default.fileExists(atPath: directory + "/data/postmaster.pid") {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// Stops the server and removes the cluster.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProcessSpawn
 import StorekeeperCore
 import Synchronization
 

@@ -31,16 +31,9 @@ struct APIKeyMiddleware: RouterMiddleware {
         guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         let presented = Array(SHA256.hash(data: Array(header.dropFirst(7).utf8)))
         var found: Int?
-        for (index, digest) in digests.enumerated() where constantTimeEqual(presented, digest) && found == nil {
+        for (index, digest) in digests.enumerated() where ConstantTime.equal(presented, digest) && found == nil {
             found = index
         }
         return found
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
     }
 }

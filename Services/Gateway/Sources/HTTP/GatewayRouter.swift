@@ -30,6 +30,7 @@ struct GatewayRouter {
     static func make(_ dependencies: Dependencies) -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: APIErrorMiddleware())
         // Requests, durations and errors per route and status (Hummingbird's hb_* metrics).
         router.add(middleware: MetricsMiddleware())
         router.get("/healthz") { _, _ in json(["status": "ok"]) }
@@ -58,35 +59,41 @@ struct GatewayRouter {
     static func receipt(
         _ request: Request, _ context: GatewayRequestContext, _ dependencies: Dependencies
     ) async throws -> Response {
-        let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
-        let submission: ReceiptSubmission
-        let idempotency: IdempotencyKey?
-        do {
-            submission = try ReceiptSubmission.parse(contentType: request.headers[.contentType], body: body)
-            idempotency = try IdempotencyHeader.key(request.headers, scope: context.apiKeyScope, body: body)
-        } catch {
-            throw error.apiError
+        let contentType = request.headers[.contentType]
+        return try await submitted(request, context, dependencies) { body throws(IntakeError) in
+            try ReceiptSubmission.parse(contentType: contentType, body: body)
+        } submit: { submission, idempotency throws(APIError) in
+            try await dependencies.orchestrator.submit(submission, idempotency: idempotency, requestID: context.requestID)
         }
-        let answer = try await dependencies.orchestrator.submit(
-            submission, idempotency: idempotency, requestID: context.requestID)
-        return try recorded(answer, context)
     }
 
     static func signedTransaction(
         _ request: Request, _ context: GatewayRequestContext, _ dependencies: Dependencies
     ) async throws -> Response {
+        try await submitted(request, context, dependencies) { body throws(IntakeError) in
+            try TransactionSubmission.parse(body)
+        } submit: { submission, idempotency throws(APIError) in
+            try await dependencies.orchestrator.submit(submission, idempotency: idempotency, requestID: context.requestID)
+        }
+    }
+
+    /// A receipt or a transaction (its JWS or its id): the body read by `parse` with its
+    /// Idempotency-Key, then verified and recorded by `submit`.
+    static func submitted<Submission>(
+        _ request: Request, _ context: GatewayRequestContext, _ dependencies: Dependencies,
+        parse: ([UInt8]) throws(IntakeError) -> Submission,
+        submit: (Submission, IdempotencyKey?) async throws(APIError) -> ReceiptOrchestrator.Answer
+    ) async throws -> Response {
         let body = try await collect(request, limit: dependencies.settings.maxBodyBytes)
-        let submission: TransactionSubmission
+        let submission: Submission
         let idempotency: IdempotencyKey?
-        do {
-            submission = try TransactionSubmission.parse(body)
+        do throws(IntakeError) {
+            submission = try parse(body)
             idempotency = try IdempotencyHeader.key(request.headers, scope: context.apiKeyScope, body: body)
         } catch {
             throw error.apiError
         }
-        let answer = try await dependencies.orchestrator.submit(
-            submission, idempotency: idempotency, requestID: context.requestID)
-        return try recorded(answer, context)
+        return try recorded(try await submit(submission, idempotency), context)
     }
 
     /// The answer of a receipt or signed transaction the ledger recorded (or
@@ -118,7 +125,7 @@ struct GatewayRouter {
         do {
             let answer = try await dependencies.ledger.entitlements(
                 of: user, atMilliseconds: 0, requestID: context.requestID,
-                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 5_000)
+                deadlineMilliseconds: dependencies.orchestrator.clock.deadline(after: RouteDeadlines.read))
             return try encoded(ReceiptAnswerJSON.entitlements(answer))
         } catch let failure as ServiceFailure {
             throw APIError(failure)
@@ -138,7 +145,7 @@ struct GatewayRouter {
                 notification = try await dependencies.orchestrator.decodeNotification(
                     signedPayload: signedPayload, requestID: context.requestID)
             } catch {
-                guard error.code == FailureCode.sandboxNotAccepted.rawValue else { throw error }
+                guard error.code == .sandboxNotAccepted else { throw error }
                 return unappliedSandboxNotification(context)
             }
             // TEST, and summaries: verified, but about no purchase; nothing to store.
@@ -150,7 +157,7 @@ struct GatewayRouter {
         case .version1(let parsed):
             notification = try NotificationV1Decoder.decode(
                 parsed, bytes: body, sharedSecret: dependencies.sharedSecret, bundleIDs: dependencies.bundleIDs,
-                receivedAt: ReceiptOrchestrator.nowMilliseconds())
+                receivedAt: dependencies.orchestrator.clock.now())
             if notification.environment == .sandbox, !dependencies.acceptSandbox {
                 return unappliedSandboxNotification(context)
             }
@@ -163,7 +170,7 @@ struct GatewayRouter {
         do {
             let outcome = try await dependencies.ledger.applyNotification(
                 notification, requestID: context.requestID,
-                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 10_000)
+                deadlineMilliseconds: dependencies.orchestrator.clock.deadline(after: RouteDeadlines.notification))
             context.logger.info(
                 "notification stored",
                 metadata: [
@@ -205,7 +212,8 @@ struct GatewayRouter {
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// Keys unsorted: sorting them (locale-aware) cost more than the rest of the serialization.
+    /// Keys unsorted: sorting them (locale-aware) cost more than the rest of the
+    /// serialization. (`APIError.response` writes its keys in the spec's order.)
     static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -8,8 +8,8 @@ extension HTTPField.Name {
 }
 
 /// Gives every request an id (the caller's `X-Request-Id` when it is sane,
-/// otherwise a new one), puts it in every log line, echoes it on every answer,
-/// and turns every error into the contract's JSON error.
+/// otherwise a new one), puts it in every log line and echoes it on every
+/// answer (errors become answers below it, in `APIErrorMiddleware`).
 struct RequestIDMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
@@ -20,17 +20,7 @@ struct RequestIDMiddleware: RouterMiddleware {
         let requestID = Self.sanitized(request.headers[.requestID]) ?? UUID().uuidString.lowercased()
         context.requestID = requestID
         context.logger[metadataKey: "request.id"] = "\(requestID)"
-        var response: Response
-        do {
-            response = try await next(request, context)
-        } catch let error as APIError {
-            response = error.response()
-        } catch let error as HTTPError {
-            response = Self.apiError(error).response()
-        } catch {
-            context.logger.error("request failed", metadata: ["error": "\(type(of: error))"])
-            response = APIError.unavailable.response()
-        }
+        var response = try await next(request, context)
         response.headers[.requestID] = requestID
         return response
     }
@@ -41,14 +31,5 @@ struct RequestIDMiddleware: RouterMiddleware {
             value.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
         else { return nil }
         return value
-    }
-
-    static func apiError(_ error: HTTPError) -> APIError {
-        switch error.status {
-        case .contentTooLarge: .payloadTooLarge
-        case .notFound: .notFound
-        case .methodNotAllowed: APIError(status: .methodNotAllowed, code: "method_not_allowed", message: "method not allowed")
-        default: .badRequest("the request could not be read")
-        }
     }
 }

@@ -50,7 +50,7 @@ enum TransactionsRoute {
         do {
             let page = try await dependencies.ledger.transactions(
                 query, requestID: context.requestID,
-                deadlineMilliseconds: ReceiptOrchestrator.nowMilliseconds() + 5_000)
+                deadlineMilliseconds: dependencies.orchestrator.clock.deadline(after: RouteDeadlines.read))
             return try GatewayRouter.encoded(
                 Page(userID: page.userID, transactions: page.transactions.map(Credited.init), next: page.next.isEmpty ? nil : page.next))
         } catch let failure as ServiceFailure {

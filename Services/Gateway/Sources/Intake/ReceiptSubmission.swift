@@ -1,4 +1,6 @@
+import Contracts
 import Foundation
+import Hummingbird
 
 /// What a client asked in POST /v1/receipts, read from a JSON or form body and
 /// checked: a valid user id and a normalized receipt.
@@ -22,12 +24,10 @@ struct ReceiptSubmission: Sendable, Equatable {
             excludeOldTransactions: fields.excludeOldTransactions ?? false)
     }
 
-    /// The app's user id: required, 1-128 characters, none of them a control character.
+    /// The app's user id: required, and as `UserIDRule` says.
     static func checkedUserID(_ userID: String?) throws(IntakeError) -> String {
         guard let userID else { throw .badRequest("user_id is required") }
-        guard (1...128).contains(userID.count),
-            !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw .badRequest("user_id must be 1-128 printable characters") }
+        guard UserIDRule.accepts(userID) else { throw .badRequest(UserIDRule.requirement) }
         return userID
     }
 
@@ -79,8 +79,17 @@ struct ReceiptSubmission: Sendable, Equatable {
         }
     }
 
+    /// Hummingbird's form decoder: `+` is a space, `%XX` escapes; a broken
+    /// escape or a repeated key is refused (a repeated `receipt-data` would
+    /// make the request ambiguous), and so is `key[...]` nesting.
     private static func form(_ body: [UInt8]) throws(IntakeError) -> Fields {
-        let fields = try FormURLEncoded.parse(body)
+        guard let text = String(validating: body, as: UTF8.self) else { throw .badRequest("the form is not UTF-8") }
+        let fields: [String: String]
+        do {
+            fields = try URLEncodedFormDecoder().decode([String: String].self, from: text)
+        } catch {
+            throw .badRequest("the form could not be read (a broken escape, a repeated or nested field)")
+        }
         if let receipt = fields["receipt_data"], let alias = fields["receipt-data"], receipt != alias {
             throw .badRequest("receipt_data and receipt-data differ")
         }

@@ -15,17 +15,16 @@ enum NotificationV1Decoder {
         _ body: JSONValue, bytes: [UInt8], sharedSecret: Secret?, bundleIDs: [String], receivedAt: Int64
     ) throws(APIError) -> NotificationApply {
         guard let secret = sharedSecret, let password = body["password"]?.text,
-            APIKeyMiddleware.constantTimeEqual(
+            ConstantTime.equal(
                 Array(SHA256.hash(data: Array(password.utf8))), Array(SHA256.hash(data: Array(secret.revealed.utf8))))
-        else { throw APIError(status: .unauthorized, code: "unauthorized", message: "the notification password is wrong") }
+        else { throw APIError(.unauthorized, "the notification password is wrong") }
         guard let type = body["notification_type"]?.text, !type.isEmpty else {
             throw .badRequest("notification_type is missing")
         }
-        let environment: AppleEnvironment = body["environment"]?.text?.lowercased() == "sandbox" ? .sandbox : .production
+        let environment = AppleEnvironment(notificationV1Name: body["environment"]?.text)
         let bundleID = body["bid"]?.text ?? ""
         if BundleRule(allowed: bundleIDs).verdict(for: bundleID, whenUnconfigured: .acceptAny) != .accepted {
-            throw APIError(
-                status: .unprocessableContent, code: "bundle_mismatch", message: "the notification is for another app")
+            throw APIError(.bundleMismatch, "the notification is for another app")
         }
         let receipt = Self.receipt(of: body, environment: environment)
 

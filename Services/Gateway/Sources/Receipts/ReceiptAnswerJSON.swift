@@ -144,7 +144,7 @@ enum ReceiptAnswerJSON {
     }
 
     static func environment(_ environment: AppleEnvironment) -> String {
-        environment == .sandbox ? "Sandbox" : "Production"
+        (environment == .sandbox ? AppleEnvironment.sandbox : .production).appleName
     }
 
     static func state(_ state: EntitlementState) -> String {

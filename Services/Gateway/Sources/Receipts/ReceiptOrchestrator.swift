@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import LedgerClient
 import Logging
+import Timekeeping
 
 /// POST /v1/receipts and /v1/transactions behind the HTTP layer: verify
 /// through the pool, check what the client claimed, then record in the ledger,
@@ -16,6 +17,8 @@ struct ReceiptOrchestrator: Sendable {
     let verifyDeadline: Duration
     /// Kept after verification for recording.
     static let recordAllowance: Duration = .seconds(5)
+    /// Every deadline and `received_at_ms` is read from it.
+    var clock: WallClock = .system
 
     struct Answer {
         /// The ledger's outcome, its `answerContext` always set: everything the answer shows.
@@ -71,7 +74,7 @@ struct ReceiptOrchestrator: Sendable {
         do {
             let kept = try await ledger.idempotentAnswer(
                 for: key, requestID: requestID,
-                deadlineMilliseconds: Self.nowMilliseconds() + Self.milliseconds(Self.recordAllowance))
+                deadlineMilliseconds: clock.deadline(after: Self.recordAllowance))
             return kept.map { Answer(outcome: $0, result: nil) }
         } catch let failure as ServiceFailure {
             throw APIError(failure)
@@ -90,11 +93,11 @@ struct ReceiptOrchestrator: Sendable {
 
     /// The pool's `VerifyResult` for `body`, and the deadline left for recording it.
     private func verified(_ body: Envelope.OneOf_Body, requestID: String) async throws(APIError) -> (VerifyResult, Int64) {
-        let verifyBy = Self.nowMilliseconds() + Self.milliseconds(verifyDeadline)
+        let verifyBy = clock.deadline(after: verifyDeadline)
         guard case .verifyResult(let verified) = try await ask(body, requestID: requestID, by: verifyBy) else {
             throw .unavailable
         }
-        return (verified, verifyBy + Self.milliseconds(Self.recordAllowance))
+        return (verified, verifyBy + Self.recordAllowance.milliseconds)
     }
 
     /// The pool's answer to `body`; its failure as the API's error.
@@ -114,7 +117,7 @@ struct ReceiptOrchestrator: Sendable {
         requestID: String, by deadline: Int64
     ) async throws(APIError) -> Answer {
         // Work whose deadline passed is not started: the client has given up.
-        guard deadline > Self.nowMilliseconds() else { throw .unavailable }
+        guard deadline > clock.now() else { throw .unavailable }
         do {
             var outcome = try await ledger.record(
                 .with {
@@ -139,17 +142,17 @@ struct ReceiptOrchestrator: Sendable {
     func decodeNotification(signedPayload: String, requestID: String) async throws(APIError) -> NotificationApply {
         let request = SignedNotificationRequest.with {
             $0.signedPayload = signedPayload
-            $0.receivedAtMs = Self.nowMilliseconds()
+            $0.receivedAtMs = clock.now()
         }
         let answer: Envelope.OneOf_Body?
         do throws(APIError) {
             answer = try await ask(
                 .signedNotificationRequest(request), requestID: requestID,
-                by: Self.nowMilliseconds() + Self.milliseconds(verifyDeadline))
+                by: clock.deadline(after: verifyDeadline))
         } catch {
             // Spec: a version 2 body that does not verify against Apple's chain is 401.
-            guard error.code == FailureCode.signatureInvalid.rawValue else { throw error }
-            throw APIError(status: .unauthorized, code: "unauthorized", message: error.message)
+            guard error.code == .signatureInvalid else { throw error }
+            throw APIError(.unauthorized, error.message)
         }
         guard case .notificationApply(let notification) = answer else { throw .unavailable }
         return notification
@@ -160,7 +163,7 @@ struct ReceiptOrchestrator: Sendable {
     /// the named one absent, some purchase's in the receipt).
     static func check(_ submission: ReceiptSubmission, against result: VerifyResult) throws(APIError) -> Bool? {
         guard !result.transactions.isEmpty else {
-            throw APIError(status: .unprocessableContent, code: "receipt_invalid", message: "the receipt holds no purchases of this app")
+            throw APIError(.receiptInvalid, "the receipt holds no purchases of this app")
         }
         let named = submission.transactionID.map { id in result.transactions.first { $0.transactionID == id } }
         if let product = submission.productID {
@@ -173,17 +176,9 @@ struct ReceiptOrchestrator: Sendable {
                     result.transactions.contains { $0.productID == product }
                 }
             guard matches else {
-                throw APIError(
-                    status: .unprocessableContent, code: "product_mismatch",
-                    message: "product_id is not the product of that transaction")
+                throw APIError(.productMismatch, "product_id is not the product of that transaction")
             }
         }
         return named.map { $0 != nil }
-    }
-
-    static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Logging
 import ServiceLifecycle
+import Timekeeping
 
 /// The ledger's periodic work: `subscription.expired` events, event retention,
 /// and refreshing subscriptions that lapsed while auto-renew was on (a
@@ -57,7 +58,7 @@ final class LedgerMaintenance: Service, Sendable {
     }
 
     private func prune() async {
-        let cutoff = clock() - retention.nanoseconds / 1_000_000
+        let cutoff = clock() - retention.milliseconds
         do {
             if case .count(let pruned) = try await committer.submit(.pruneEvents(before: cutoff), requestID: "retention"),
                 pruned > 0

@@ -23,11 +23,8 @@ public struct LedgerFailure: Error, Equatable, CustomStringConvertible {
 
 /// Checks on what a request names, before anything is written.
 enum RequestValidation {
-    /// Spec: 1-128 printable characters.
     static func validateUserID(_ userID: String) throws(LedgerFailure) {
-        guard (1...128).contains(userID.count),
-            !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw .badRequest("user_id must be 1-128 printable characters") }
+        guard UserIDRule.accepts(userID) else { throw .badRequest(UserIDRule.requirement) }
     }
 
     static func validateEnvironment(_ environment: AppleEnvironment) throws(LedgerFailure) {

@@ -1,6 +1,7 @@
 import Contracts
 
-/// App Store Server Notifications (decoded and authenticated by the gateway):
+/// App Store Server Notifications (version 1 authenticated and read by the
+/// gateway, version 2 verified and read by the verifier pool):
 /// each is applied at most once, by `original_transaction_id`. Transactions it
 /// carries are stored and credited to the purchase's user (or kept unclaimed
 /// until one presents the receipt); renewal info updates the subscription.

@@ -21,9 +21,9 @@ public final class GroupCommitter: Service, Sendable {
     }
 
     struct State: ~Copyable {
-        var jobs: Deque<Job> = []
+        var machine: GroupCommitStateMachine<Job>
+        /// The run loop, asleep until a submit or graceful shutdown.
         var waiter: CheckedContinuation<Void, Never>?
-        var stopping = false
     }
 
     /// Thrown to work whose deadline passed while it waited for its commit: it
@@ -40,11 +40,10 @@ public final class GroupCommitter: Service, Sendable {
 
     private let store: any LedgerStore
     private let rules: LedgerRules
-    private let maxBatch: Int
     private let clock: @Sendable () -> Int64
     private let publish: @Sendable ([CommittedEvent]) -> Void
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let metrics = LedgerMetrics()
 
     public init(
@@ -53,7 +52,7 @@ public final class GroupCommitter: Service, Sendable {
     ) {
         self.store = store
         self.rules = rules
-        self.maxBatch = maxBatch
+        state = Mutex(State(machine: GroupCommitStateMachine(lanes: max(1, store.concurrentCommits), maxBatch: maxBatch)))
         self.clock = clock
         self.logger = logger
         self.publish = publish
@@ -63,12 +62,12 @@ public final class GroupCommitter: Service, Sendable {
     /// A rule's refusal comes back as `LedgerFailure`; anything else failed to commit.
     public func submit(_ work: LedgerWork, requestID: String, deadline: Int64 = 0) async throws -> LedgerWorkOutput {
         try await withCheckedThrowingContinuation { continuation in
-            let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-                guard !state.stopping else { return (false, nil) }
-                state.jobs.append(Job(work: work, requestID: requestID, deadline: deadline, continuation: continuation))
-                return (true, state.waiter.take())
+            let job = Job(work: work, requestID: requestID, deadline: deadline, continuation: continuation)
+            let (action, waiter) = state.withLock { state in
+                let action = state.machine.submit(job)
+                return (action, action == .queued(wake: true) ? state.waiter.take() : nil)
             }
-            guard accepted else { return continuation.resume(throwing: Stopped()) }
+            if action == .rejected { return continuation.resume(throwing: Stopped()) }
             waiter?.resume()
         }
     }
@@ -76,29 +75,31 @@ public final class GroupCommitter: Service, Sendable {
     /// Commits until graceful shutdown, then finishes what was already submitted.
     /// Up to `store.concurrentCommits` groups run at once, never two whose
     /// prefetches overlap: a later request about the same rows waits for the
-    /// earlier one's commit, as it would behind a single writer.
+    /// earlier one's commit, as it would behind a single writer
+    /// (`GroupCommitStateMachine` keeps that bookkeeping).
     public func run() async throws {
-        let lanes = max(1, store.concurrentCommits)
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Int.self) { group in
-                var running: [Int: LedgerPrefetch] = [:]
-                var nextGroup = 0
-                func awaitOneCommit() async {
-                    if let done = await group.next() { running[done] = nil }
-                }
+                var action = state.withLock { $0.machine.next() }
                 while true {
-                    // A free lane first, so that work arriving meanwhile joins this batch.
-                    while running.count >= lanes { await awaitOneCommit() }
-                    guard let batch = await nextBatch() else { break }
-                    let prefetch = rules.prefetch(for: batch.lazy.map(\.work))
-                    while running.values.contains(where: { $0.overlaps(prefetch) }) { await awaitOneCommit() }
-                    let id = nextGroup
-                    nextGroup += 1
-                    running[id] = prefetch
-                    group.addTask {
-                        await self.commit(batch, prefetch: prefetch)
-                        return id
+                    switch action {
+                    case .commit(let id, let batch, let prefetch):
+                        group.addTask {
+                            await self.commit(batch, prefetch: prefetch)
+                            return id
+                        }
+                    case .prefetch(let batch):
+                        let prefetch = rules.prefetch(for: batch.lazy.map(\.work))
+                        action = state.withLock { $0.machine.prefetched(batch, prefetch) }
+                        continue
+                    case .awaitCommit:
+                        if let done = await group.next() { state.withLock { $0.machine.committed(done) } }
+                    case .awaitWork:
+                        await awaitWork()
+                    case .finish:
+                        return
                     }
+                    action = state.withLock { $0.machine.next() }
                 }
             }
         } onGracefulShutdown: {
@@ -106,36 +107,26 @@ public final class GroupCommitter: Service, Sendable {
         }
     }
 
-    private func nextBatch() async -> [Job]? {
-        while true {
-            let batch = state.withLock { state -> [Job]? in
-                let count = min(state.jobs.count, maxBatch)
-                guard count > 0 else { return state.stopping ? nil : [] }
-                defer { state.jobs.removeFirst(count) }
-                return Array(state.jobs.prefix(count))
-            }
-            guard let batch else { return nil }
-            if !batch.isEmpty { return batch }
-            // Woken by a submit, by graceful shutdown, or by cancellation of the service.
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    let resumeNow = state.withLock { state in
-                        guard state.jobs.isEmpty, !state.stopping, !Task.isCancelled else { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
+    /// Sleeps until a submit, graceful shutdown, or cancellation of the service.
+    private func awaitWork() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    guard state.machine.waitsForWork, !Task.isCancelled else { return true }
+                    state.waiter = continuation
+                    return false
                 }
-            } onCancel: {
-                stopAccepting()
+                if resumeNow { continuation.resume() }
             }
+        } onCancel: {
+            stopAccepting()
         }
     }
 
     /// No more submits; the run loop finishes what is queued and ends.
     private func stopAccepting() {
         state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.stopping = true
+            _ = state.machine.stop()
             return state.waiter.take()
         }?.resume()
     }

@@ -14,11 +14,11 @@ struct LedgerRequestHandler: Sendable {
     /// Largest replay batch.
     let replayBatchLimit: Int
 
+    static let deadlinePassed = ServiceFailure(.deadlineExceeded, message: "the deadline passed", retryable: true)
+
     func handle(_ envelope: Envelope) async -> Envelope {
         let requestID = envelope.requestID
-        if envelope.deadlineMs > 0, envelope.deadlineMs <= clock() {
-            return reply(requestID, .failure(ServiceFailure(.deadlineExceeded, message: "the deadline passed", retryable: true)))
-        }
+        if envelope.isExpired(nowMilliseconds: clock()) { return reply(requestID, .failure(Self.deadlinePassed)) }
         do {
             switch envelope.body {
             case .recordRequest(let request):
@@ -72,7 +72,7 @@ struct LedgerRequestHandler: Sendable {
                 return reply(requestID, .failure(ServiceFailure(.badRequest, message: "the ledger does not answer this message")))
             }
         } catch is GroupCommitter.DeadlinePassed {
-            return reply(requestID, .failure(ServiceFailure(.deadlineExceeded, message: "the deadline passed", retryable: true)))
+            return reply(requestID, .failure(Self.deadlinePassed))
         } catch let failure as LedgerFailure {
             logger.debug("refused", metadata: ["request.id": "\(requestID)", "ledger.failure": "\(failure.code.rawValue)"])
             return reply(requestID, .failure(failure.serviceFailure))

@@ -2,21 +2,9 @@ import Contracts
 
 /// The environment as the database spells it (a readable column, not an enum number).
 public enum StoredEnvironment {
-    public static func name(_ environment: AppleEnvironment) -> String {
-        switch environment {
-        case .production: "Production"
-        case .sandbox: "Sandbox"
-        default: "Unspecified"
-        }
-    }
+    public static func name(_ environment: AppleEnvironment) -> String { environment.appleName }
 
-    public static func environment(_ name: String) -> AppleEnvironment {
-        switch name {
-        case "Production": .production
-        case "Sandbox": .sandbox
-        default: .unspecified
-        }
-    }
+    public static func environment(_ name: String) -> AppleEnvironment { AppleEnvironment(appleName: name) ?? .unspecified }
 }
 
 /// A transaction's identity: Apple's ids are unique within an environment only.

@@ -29,12 +29,14 @@ final class SQLiteLedgerSession: LedgerSession {
             .map(Self.storedTransaction)
     }
 
+    /// A purchase's transactions in order (arguments: environment, original transaction id).
+    static let transactionsOfPurchaseSQL = """
+        SELECT \(transactionColumns) FROM transactions
+        WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id
+        """
+
     func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT \(Self.transactionColumns) FROM transactions
-                WHERE environment = ? AND original_transaction_id = ? ORDER BY purchase_date_ms, transaction_id
-                """)
+        let statement = try db.cachedStatement(sql: Self.transactionsOfPurchaseSQL)
         return try Row.fetchAll(
             statement,
             arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID]
@@ -148,35 +150,50 @@ final class SQLiteLedgerSession: LedgerSession {
         return try Row.fetchAll(statement, arguments: [user]).map(Self.subscriptionRecord)
     }
 
+    /// When a lapsed subscription is due for another refresh (argument ?1: now).
+    private static let refreshDue = "s.expires_date_ms <= ?1 AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)"
+
+    /// Lapsed auto-renewing subscriptions with a receipt to refresh (arguments: now, limit).
+    static let dueForRefreshSQL = ownedSubscriptionsSQL(
+        where: "s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND s.latest_receipt <> '' AND \(refreshDue)")
+
+    /// Lapsed auto-renewing subscriptions, with a receipt or not (the Server API needs none).
+    static let renewingDueForRefreshSQL = ownedSubscriptionsSQL(
+        where: "s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND \(refreshDue)")
+
+    /// Lapsed StoreKit 2 subscriptions whose auto-renew state no renewal info told yet.
+    static let unstatedDueForRefreshSQL = ownedSubscriptionsSQL(
+        where: "s.revoked_at_ms IS NULL AND s.auto_renew IS NULL AND s.latest_receipt = '' AND \(refreshDue)")
+
+    /// Subscriptions whose `subscription.expired` event is due (arguments: now, limit).
+    static let newlyExpiredSQL = ownedSubscriptionsSQL(
+        where: """
+            s.revoked_at_ms IS NULL AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
+            AND s.expires_date_ms <= ?1 AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
+            """)
+
     func subscriptionsDueForRefresh(now: Int64, limit: Int, withoutReceipt: Bool) throws -> [OwnedSubscription] {
-        let due = "s.expires_date_ms <= ?1 AND (s.next_refresh_at_ms IS NULL OR s.next_refresh_at_ms <= ?1)"
-        let renewing = try ownedSubscriptions(
-            where: """
-                s.revoked_at_ms IS NULL AND s.auto_renew = 1 AND \(withoutReceipt ? "1" : "s.latest_receipt <> ''") AND \(due)
-                """, now: now, limit: limit)
-        guard withoutReceipt else { return renewing }
+        guard withoutReceipt else { return try ownedSubscriptions(Self.dueForRefreshSQL, now: now, limit: limit) }
         // Two statements, each served by its partial index (an OR of both would scan).
-        let unstated = try ownedSubscriptions(
-            where: "s.revoked_at_ms IS NULL AND s.auto_renew IS NULL AND s.latest_receipt = '' AND \(due)", now: now,
-            limit: limit)
+        let renewing = try ownedSubscriptions(Self.renewingDueForRefreshSQL, now: now, limit: limit)
+        let unstated = try ownedSubscriptions(Self.unstatedDueForRefreshSQL, now: now, limit: limit)
         return OwnedSubscription.soonestFirst(renewing + unstated, limit: limit)
     }
 
     func subscriptionsNewlyExpired(now: Int64, limit: Int) throws -> [OwnedSubscription] {
-        try ownedSubscriptions(
-            where: """
-                s.revoked_at_ms IS NULL AND (s.expired_event_for_ms IS NULL OR s.expired_event_for_ms < s.expires_date_ms)
-                AND s.expires_date_ms <= ?1 AND (s.grace_expires_date_ms IS NULL OR s.grace_expires_date_ms <= ?1)
-                """, now: now, limit: limit)
+        try ownedSubscriptions(Self.newlyExpiredSQL, now: now, limit: limit)
     }
 
-    private func ownedSubscriptions(where condition: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT \(Self.subscriptionColumns), b.user_id FROM subscriptions s
-                LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
-                WHERE \(condition) ORDER BY s.expires_date_ms, s.environment, s.original_transaction_id LIMIT ?2
-                """)
+    private static func ownedSubscriptionsSQL(where condition: String) -> String {
+        """
+        SELECT \(subscriptionColumns), b.user_id FROM subscriptions s
+        LEFT JOIN bindings b ON b.environment = s.environment AND b.original_transaction_id = s.original_transaction_id
+        WHERE \(condition) ORDER BY s.expires_date_ms, s.environment, s.original_transaction_id LIMIT ?2
+        """
+    }
+
+    private func ownedSubscriptions(_ sql: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
+        let statement = try db.cachedStatement(sql: sql)
         return try Row.fetchAll(statement, arguments: [now, limit]).map { row in
             OwnedSubscription(owner: row[17], subscription: Self.subscriptionRecord(row))
         }

@@ -24,7 +24,9 @@ public final class SQLiteLedgerStore: LedgerStore {
         let pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB turns WAL on with synchronous=NORMAL (a commit may be lost to a
         // power cut); the ledger answers only what is on disk, so its one writer
-        // connection syncs every commit.
+        // connection syncs every commit. Not in `prepareDatabase`: DatabasePool
+        // sets WAL up (and NORMAL with it) on the writer after prepareDatabase
+        // has run, so FULL set there does not last (LedgerStoreTests checks).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         return try SQLiteLedgerStore(writer: pool)
     }

@@ -3,6 +3,7 @@ import AppleJWS
 import Contracts
 import Foundation
 import Synchronization
+import Timekeeping
 
 /// The simulator: its store, a clock that can be moved forward, per
 /// environment fault plans, and the server notifications its changes cause.
@@ -40,7 +41,7 @@ public final class AppStoreSimulator: Sendable {
     ///   - pageSize: items per page of the Server API's paginated answers.
     public init(
         bundleID: String, sharedSecret: String?, appAppleID: Int64 = SimulatorServerAPIKey.appAppleID, pageSize: Int = 20,
-        wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+        wallClock: @escaping @Sendable () -> Int64 = WallClock.system.now
     ) {
         self.bundleID = bundleID
         self.responder = SimVerifyResponder(bundleID: bundleID, sharedSecret: sharedSecret)

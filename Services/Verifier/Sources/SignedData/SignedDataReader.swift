@@ -122,11 +122,10 @@ public struct SignedDataReader: Sendable {
     }
 
     static func environment(_ name: String?) throws(ServiceFailure) -> AppleEnvironment {
-        switch name {
-        case "Production": .production
-        case "Sandbox": .sandbox
-        default: throw invalid("the signed data is not from the Production or Sandbox environment")
+        guard let environment = AppleEnvironment(appleName: name) else {
+            throw invalid("the signed data is not from the Production or Sandbox environment")
         }
+        return environment
     }
 
     /// Nested JWS must be about the notification's app and environment.

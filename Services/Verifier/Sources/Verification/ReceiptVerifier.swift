@@ -44,6 +44,9 @@ public final class ReceiptVerifier: Sendable {
         self.logger = logger
     }
 
+    /// Callers waiting for an identical request's Apple call (for tests).
+    var coalescedCallers: Int { coalescer.followerCount }
+
     public func verify(
         _ request: VerifyRequest, deadline: ContinuousClock.Instant, requestID: String
     ) async -> Result<VerifyResult, VerifyFailure> {
@@ -93,7 +96,7 @@ public final class ReceiptVerifier: Sendable {
                 logger.info(
                     "receipt verified",
                     metadata: [
-                        "apple.environment": "\(environment == .sandbox ? "sandbox" : "production")",
+                        "apple.environment": "\(environment.label)",
                         "apple.status": "\(result.appleStatus)", "apple.retries": "\(machine.retryCount)",
                         "receipt.transactions": "\(result.transactions.count)",
                     ])

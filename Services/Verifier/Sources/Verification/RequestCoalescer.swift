@@ -5,6 +5,9 @@ import Synchronization
 final class RequestCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let waiting = Mutex<[Key: [CheckedContinuation<Value?, Never>]]>([:])
 
+    /// Callers waiting for another's call to finish, over every key.
+    var followerCount: Int { waiting.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+
     /// Runs `work` unless the same key is in flight; returns its result and whether it was shared.
     func run(_ key: Key, _ work: () async -> Value) async -> (Value, shared: Bool) {
         // Deciding who leads and joining happen under one lock, so no follower is ever left behind.

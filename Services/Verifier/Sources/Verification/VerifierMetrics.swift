@@ -28,7 +28,7 @@ struct VerifierMetrics: Sendable {
         }
         Timer(
             label: "storekeeper_apple_request_duration_seconds",
-            dimensions: [("environment", environment == .sandbox ? "sandbox" : "production"), ("status", status)]
+            dimensions: [("environment", environment.label), ("status", status)]
         ).recordNanoseconds(duration.nanoseconds)
     }
 }

@@ -1,4 +1,5 @@
 import Contracts
+import Timekeeping
 
 /// Why a verification produced no result. Each case maps to one of the
 /// contract's error codes; the client hears 'retry' for `appleUnavailable`
@@ -41,13 +42,5 @@ public enum VerifyFailure: Error, Equatable, Sendable {
         case .overloaded:
             ServiceFailure(.overloaded, message: "verifier at capacity", retryable: true, retryAfterMilliseconds: 1_000)
         }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded down.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
     }
 }

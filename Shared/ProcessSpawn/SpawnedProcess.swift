@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Timekeeping
 
 /// A child process started with posix_spawn, its standard output and error
 /// on one pipe handed to `onOutput` as they arrive.
@@ -110,7 +111,7 @@ public final class SpawnedProcess: Sendable {
     /// supervisor still has to do, and `Task.sleep` would return at once and spin.
     private static func pause(_ duration: Duration) async {
         if Task.isCancelled {
-            usleep(UInt32(duration.nanoseconds / 1_000))
+            usleep(UInt32(clamping: duration.milliseconds * 1_000))
         } else {
             try? await Task.sleep(for: duration)
         }

@@ -10,19 +10,19 @@ import ServiceLifecycle
 /// - `POST /echo`, `PUT /echo`: the body back, its length in `X-Echo-Length`
 ///   and the method in `X-Echo-Method`.
 /// - `GET /slow?ms=N`: answers after N ms (default 1000).
-/// - `GET /hang`: counts the arrival at `gate`, answers once the gate opens.
+/// - `GET /hang`: counts the arrival (and its connection) at `gate`, answers once the gate opens.
 /// - `GET /big?bytes=N&chunked=1`: N bytes of `x`, with a length or chunked.
 /// - `GET /status/:code`: that status, with `Retry-After: 7`.
 /// - `GET /peer`: the client's source port (one per TCP connection).
-struct TestServer: Sendable {
-    let port: Int
-    let gate: Gate
+public struct TestServer: Sendable {
+    public let port: Int
+    public let gate: Gate
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// Runs a server around `body`, then opens the gate and shuts the server
     /// down gracefully, whether `body` returned or threw.
-    static func with<T: Sendable>(_ body: (TestServer) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(_ body: (TestServer) async throws -> T) async throws -> T {
         let gate = Gate()
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
@@ -73,8 +73,8 @@ struct TestServer: Sendable {
             try await Task.sleep(for: .milliseconds(milliseconds))
             return "slow"
         }
-        router.get("/hang") { _, _ -> String in
-            await gate.pass()
+        router.get("/hang") { _, context -> String in
+            await gate.pass(peer: context.peerPort)
             return "released"
         }
         router.get("/big") { request, _ -> Response in

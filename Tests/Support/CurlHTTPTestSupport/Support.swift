@@ -4,21 +4,24 @@ import Synchronization
 /// Holds `/hang` requests until the test opens it, and lets the test wait
 /// until a number of them have arrived: tests order events by these signals,
 /// never by sleeping.
-final class Gate: Sendable {
+public final class Gate: Sendable {
     private struct State {
         var isOpen = false
         var arrivals = 0
+        /// The client ports the arrivals came from: one per connection.
+        var peers: Set<Int> = []
         var held: [CheckedContinuation<Void, Never>] = []
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Mutex(State())
 
-    /// A request arrives: counts it, then waits until the gate opens.
-    func pass() async {
+    /// A request arrives (over the connection from `peer`): counts it, then waits until the gate opens.
+    func pass(peer: Int? = nil) async {
         await withCheckedContinuation { continuation in
             let (release, arrived) = state.withLock { state in
                 state.arrivals += 1
+                if let peer { state.peers.insert(peer) }
                 let count = state.arrivals
                 let arrived = state.watchers.filter { $0.count <= count }.map(\.continuation)
                 state.watchers.removeAll { $0.count <= count }
@@ -32,7 +35,7 @@ final class Gate: Sendable {
     }
 
     /// Returns once `count` requests have arrived in total.
-    func waitForArrivals(_ count: Int) async {
+    public func waitForArrivals(_ count: Int) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state in
                 if state.arrivals >= count { return true }
@@ -43,11 +46,14 @@ final class Gate: Sendable {
         }
     }
 
+    /// Connections the arrivals came over so far.
+    public var connectionCount: Int { state.withLock { $0.peers.count } }
+
     /// Requests that have arrived so far.
-    var arrivalCount: Int { state.withLock { $0.arrivals } }
+    public var arrivalCount: Int { state.withLock { $0.arrivals } }
 
     /// Releases every held request and lets later ones through.
-    func open() {
+    public func open() {
         let held = state.withLock { state in
             state.isOpen = true
             defer { state.held = [] }
@@ -57,28 +63,30 @@ final class Gate: Sendable {
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 extension Logger {
     /// Drops everything: the servers and clients of tests that do not look at logs.
-    static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    public static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
 /// Keeps every log record in memory, so a test can read what the client logged
 /// without bootstrapping the process-wide logging system.
-final class LogRecorder: Sendable {
+public final class LogRecorder: Sendable {
     private let lines = Mutex<[String]>([])
 
-    var logger: Logger {
+    public init() {}
+
+    public var logger: Logger {
         var logger = Logger(label: "curl-test", factory: { _ in Handler(recorder: self) })
         logger.logLevel = .trace
         return logger
     }
 
-    var records: [String] { lines.withLock { $0 } }
+    public var records: [String] { lines.withLock { $0 } }
 
     fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
 

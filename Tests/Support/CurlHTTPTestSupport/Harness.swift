@@ -4,22 +4,22 @@ import ServiceLifecycle
 
 /// A test server and a running client around a test body; both are stopped
 /// when the body ends, whether it returned or threw.
-struct Harness: Sendable {
-    let server: TestServer
-    let client: CurlHTTPClient
+public struct Harness: Sendable {
+    public let server: TestServer
+    public let client: CurlHTTPClient
     /// The client's service group: `triggerGracefulShutdown()` stops the client.
-    let clientGroup: ServiceGroup
+    public let clientGroup: ServiceGroup
 
-    func url(_ path: String) -> String { server.url(path) }
+    public func url(_ path: String) -> String { server.url(path) }
 
-    func get(_ path: String, totalTimeout: Duration? = nil, maxResponseBytes: Int? = nil) async throws(HTTPClientError)
+    public func get(_ path: String, totalTimeout: Duration? = nil, maxResponseBytes: Int? = nil) async throws(HTTPClientError)
         -> HTTPResponse
     {
         try await client.execute(
             HTTPRequest(method: .get, url: url(path), totalTimeout: totalTimeout, maxResponseBytes: maxResponseBytes))
     }
 
-    static func with<T: Sendable>(
+    public static func with<T: Sendable>(
         _ configuration: CurlHTTPClient.Configuration = .init(), logger: Logger = .quiet,
         _ body: (Harness) async throws -> T
     ) async throws -> T {
@@ -33,7 +33,7 @@ struct Harness: Sendable {
 
 /// Runs a client in a `ServiceGroup`, as a service would, around `body`, then
 /// shuts the group down gracefully and waits for the client's `run()` to end.
-func withRunningClient<T: Sendable>(
+public func withRunningClient<T: Sendable>(
     _ configuration: CurlHTTPClient.Configuration = .init(), logger: Logger = .quiet,
     _ body: (CurlHTTPClient, ServiceGroup) async throws -> T
 ) async throws -> T {
@@ -50,12 +50,12 @@ func withRunningClient<T: Sendable>(
 }
 
 /// The error `operation` threw, or `nil` when it returned a response.
-func failure(of operation: () async throws(HTTPClientError) -> HTTPResponse) async -> HTTPClientError? {
+public func failure(of operation: () async throws(HTTPClientError) -> HTTPResponse) async -> HTTPClientError? {
     await outcome(of: operation).failure
 }
 
 /// What `operation` returned or threw, as a value a non-throwing `Task` can carry.
-func outcome(of operation: () async throws(HTTPClientError) -> HTTPResponse) async -> Result<HTTPResponse, HTTPClientError> {
+public func outcome(of operation: () async throws(HTTPClientError) -> HTTPResponse) async -> Result<HTTPResponse, HTTPClientError> {
     do {
         return .success(try await operation())
     } catch {
@@ -64,7 +64,7 @@ func outcome(of operation: () async throws(HTTPClientError) -> HTTPResponse) asy
 }
 
 extension Result {
-    var failure: Failure? {
+    public var failure: Failure? {
         if case .failure(let error) = self { error } else { nil }
     }
 }

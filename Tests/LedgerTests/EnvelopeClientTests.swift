@@ -1,0 +1,67 @@
+import Contracts
+import Logging
+import Testing
+import Timekeeping
+import ZeroMQ
+
+@testable import LedgerClient
+
+/// The ledger client's time-outs, against a ROUTER that never answers: a
+/// request ends with `Timeout` at its envelope's deadline (read on the
+/// client's clock), at once when that has passed, and when the client stops.
+@Suite(.timeLimit(.minutes(1))) struct EnvelopeClientTests {
+    static let now: Int64 = 1_700_000_000_000
+    let zmq = ZMQContext()
+
+    /// A silent ledger on a port the system picks, and a running client connected to it.
+    func withSilentLedger(
+        _ body: (ZMQSocket, EnvelopeClient, Task<Void, any Error>) async throws -> Void
+    ) async throws {
+        let ledger = try ZMQSocket(context: zmq, type: .router)
+        try ledger.setLinger(milliseconds: 0)
+        try ledger.bind("tcp://127.0.0.1:*")
+        let client = EnvelopeClient(
+            context: zmq, endpoint: try ledger.lastEndpoint(), clock: .fixed(at: Self.now), logger: Logger(label: "test"))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        try await body(ledger, client, running)
+    }
+
+    static func query(deadline: Int64) -> Envelope {
+        Envelope(requestID: "q", deadlineMilliseconds: deadline, body: .entitlementsQuery(.with { $0.userID = "u" }))
+    }
+
+    @Test func anUnansweredRequestTimesOutAtItsDeadline() async throws {
+        try await withSilentLedger { ledger, client, _ in
+            let started = ContinuousClock.now
+            await #expect(throws: EnvelopeClient.Timeout.self) {
+                try await client.request(Self.query(deadline: Self.now + 300))
+            }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(300))
+            #expect(waited < .seconds(5), "the envelope's deadline, not the default time-out")
+            let sent = try ledger.receive(dontWait: true)
+            #expect(sent != nil, "the request was sent")
+        }
+    }
+
+    @Test func aRequestWhoseDeadlinePassedTimesOutWithoutWaiting() async throws {
+        try await withSilentLedger { _, client, _ in
+            let started = ContinuousClock.now
+            await #expect(throws: EnvelopeClient.Timeout.self) {
+                try await client.request(Self.query(deadline: Self.now - 1))
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    @Test func stoppingTheClientEndsEveryWaitWithTimeout() async throws {
+        try await withSilentLedger { ledger, client, running in
+            let answer = Task { try await client.request(Self.query(deadline: Self.now + 3_600_000)) }
+            // Sent, so waiting: stop the client.
+            while try ledger.receive(dontWait: true) == nil { try await Task.sleep(for: .milliseconds(5)) }
+            running.cancel()
+            await #expect(throws: EnvelopeClient.Timeout.self) { try await answer.value }
+        }
+    }
+}

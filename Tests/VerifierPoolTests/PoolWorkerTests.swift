@@ -1,0 +1,118 @@
+import Contracts
+import Synchronization
+import Testing
+import ZeroMQ
+
+@testable import VerifierPool
+
+/// A real `PoolWorker` against a bare ROUTER the test drives: it announces
+/// itself again to a gateway gone silent, and a leaving worker says goodbye,
+/// then drains what it holds before it stops.
+@Suite(.timeLimit(.minutes(1))) struct PoolWorkerTests {
+    let zmq = ZMQContext()
+
+    /// The gateway: a ROUTER on a port the system picks.
+    func gateway() throws -> (ZMQSocket, String) {
+        let router = try ZMQSocket(context: zmq, type: .router)
+        try router.setLinger(milliseconds: 0)
+        try router.bind("tcp://127.0.0.1:*")
+        return (router, try router.lastEndpoint())
+    }
+
+    /// The next message of `command` the router gets (others skipped): the worker's identity and the body.
+    func next(_ command: PoolCommand, on router: ZMQSocket) async -> (worker: [UInt8], body: [[UInt8]])? {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            guard let message = try? router.receive(dontWait: true) else {
+                try? await Task.sleep(for: .milliseconds(5))
+                continue
+            }
+            if let (received, body) = PoolFrame.decode(message.dropFirst()), received == command {
+                return (message[0], body)
+            }
+        }
+        return nil
+    }
+
+    @Test func aWorkerAnnouncesItselfAgainToAGatewayGoneSilent() async throws {
+        let (router, endpoint) = try gateway()
+        let worker = PoolWorker(
+            context: zmq, endpoint: endpoint, share: WorkerShare(8), gatewayDeadAfter: .milliseconds(1_500),
+            logger: quietLogger, handler: TestHandler().handle)
+        let running = Task { try await worker.run() }
+        defer { running.cancel() }
+        let first = try #require(await next(.ready, on: router))
+        #expect(first.body.first.flatMap(PoolFrame.uint32) == 8)
+        // The gateway says nothing: past gatewayDeadAfter the worker tells it again what it offers
+        // (a restarted gateway has forgotten it).
+        let again = try #require(await next(.ready, on: router))
+        #expect(again.worker == first.worker)
+        #expect(again.body.first.flatMap(PoolFrame.uint32) == 8)
+        #expect(worker.gatewayIsSilent)
+    }
+
+    @Test func aLeavingWorkerSaysGoodbyeThenServesWhatComesUntilItHoldsNothing() async throws {
+        let (router, endpoint) = try gateway()
+        let release = Gate()
+        let worker = PoolWorker(
+            context: zmq, endpoint: endpoint, share: WorkerShare(8), logger: quietLogger
+        ) { request in
+            await release.wait()
+            return Envelope(requestID: request.requestID, body: .verifyResult(VerifyResult()))
+        }
+        let running = Task { try await worker.run() }
+        defer { running.cancel() }
+        let ready = try #require(await next(.ready, on: router))
+        let held = Envelope(requestID: "held", deadlineMilliseconds: 0, body: .verifyRequest(VerifyRequest()))
+        _ = try router.send([ready.worker] + PoolFrame.encode(.request, [PoolFrame.uint64(1), held.frame()]))
+        #expect(await release.eventuallyWaiting(1))
+
+        worker.leave()
+        // A live gateway hears goodbye first; the worker is still serving.
+        _ = try #require(await next(.disconnect, on: router))
+        // A request the gateway sent before it saw the goodbye, arriving after the second a
+        // leaving worker always waits: still taken, since the worker holds one.
+        try await Task.sleep(for: .milliseconds(1_500))
+        let late = Envelope(requestID: "late", deadlineMilliseconds: 0, body: .verifyRequest(VerifyRequest()))
+        _ = try router.send([ready.worker] + PoolFrame.encode(.request, [PoolFrame.uint64(2), late.frame()]))
+        #expect(await release.eventuallyWaiting(2))
+        release.open()
+        var answered: [UInt64: String] = [:]
+        for _ in 0..<2 {
+            let reply = try #require(await next(.reply, on: router))
+            let id = try #require(reply.body.first.flatMap(PoolFrame.uint64))
+            answered[id] = try Envelope(frame: reply.body[1]).requestID
+        }
+        #expect(answered == [1: "held", 2: "late"])
+        // Nothing held any more: the worker stops by itself.
+        try await running.value
+    }
+}
+
+/// Holds callers until `open()`.
+private final class Gate: Sendable {
+    private let state = Mutex((open: false, waiting: [CheckedContinuation<Void, Never>]()))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let pass = state.withLock { state in
+                if !state.open { state.waiting.append(continuation) }
+                return state.open
+            }
+            if pass { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for caller in waiting { caller.resume() }
+    }
+
+    func eventuallyWaiting(_ count: Int) async -> Bool {
+        await eventually { self.state.withLock { $0.waiting.count } >= count }
+    }
+}
