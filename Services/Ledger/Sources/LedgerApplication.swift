@@ -110,8 +110,9 @@ public enum LedgerApplication {
                 context.configuration.apple.acceptSandbox ? [.production, .sandbox] : [.production]
             services.append(
                 NotificationCatchUp(
-                    committer: committer, serverAPI: serverAPI, environments: environments, period: period, clock: clock,
-                    logger: context.logger))
+                    committer: committer, serverAPI: serverAPI, environments: environments, period: period,
+                    holder: NotificationCatchUp.holder(sharedStore: context.configuration.ledger.databaseURL != nil),
+                    clock: clock, logger: context.logger))
         }
         if settings.sendConsumptionInfo {
             services.append(

@@ -24,15 +24,24 @@ final class NotificationCatchUp: Service, Sendable {
     private let period: Duration
     private let clock: @Sendable () -> Int64
     private let logger: Logger
-    /// Names this ledger's lease.
-    private let holder = UUID().uuidString.lowercased()
+    /// Names this ledger's lease (`holder(sharedStore:)`).
+    private let holder: String
     private let recovered = Counter(label: "storekeeper_notification_catchup_recovered_total")
+
+    /// The lease's holder. Ledgers sharing PostgreSQL each get their own, so one
+    /// ledger at a time catches up. A SQLite file has one ledger, ever: a
+    /// restarted one takes the lease its killed predecessor held at once,
+    /// rather than waiting `leaseMs` for it.
+    static func holder(sharedStore: Bool) -> String {
+        sharedStore ? UUID().uuidString.lowercased() : "sole-ledger"
+    }
 
     /// - Parameter environments: production, and sandbox unless sandbox data is refused.
     init(
         committer: GroupCommitter, serverAPI: LedgerServerAPI, environments: [AppleEnvironment], period: Duration,
-        clock: @escaping @Sendable () -> Int64, logger: Logger
+        holder: String, clock: @escaping @Sendable () -> Int64, logger: Logger
     ) {
+        self.holder = holder
         self.committer = committer
         self.serverAPI = serverAPI
         self.environments = environments
