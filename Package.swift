@@ -295,6 +295,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VerifierPoolTests", swiftSettings: strict),
+        // Awaiting a task with a limit, so a test of a rule that hangs fails instead of hanging.
+        .target(name: "TaskOutcome", path: "Tests/Support/TaskOutcome", swiftSettings: strict),
         // A throw-away PostgreSQL cluster for the tests of the ledger on PostgreSQL.
         .target(
             name: "PostgresTestServer",
@@ -307,7 +309,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleFormats", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
-                "PostgresTestServer", "Timekeeping", .product(name: "GRDB", package: "GRDB.swift"),
+                "PostgresTestServer", "Timekeeping", "TaskOutcome", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LedgerTests", swiftSettings: strict),
@@ -319,7 +321,9 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             path: "Tests/GatewayTests", resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "CoreTests", dependencies: ["StorekeeperCore", "Timekeeping"], path: "Tests/CoreTests", swiftSettings: strict),
+        .testTarget(
+            name: "CoreTests", dependencies: ["StorekeeperCore", "Timekeeping", "TaskOutcome"], path: "Tests/CoreTests",
+            swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(
             name: "IntegrationTests",
