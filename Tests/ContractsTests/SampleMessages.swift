@@ -24,6 +24,8 @@ enum SampleMessages {
         t.offerCodeRefName = "SPRING"
         t.promotionalOfferID = "promo-1"
         t.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        t.priceMilliunits = 9_990
+        t.currency = "USD"
         t.kind = .autoRenewable
         return t
     }

@@ -21,6 +21,13 @@ struct ConsumptionRuleTests {
         return transaction
     }
 
+    func priced(_ id: String, at purchased: Int64, _ milliunits: Int64, _ currency: String = "USD") -> Transaction {
+        var transaction = consumable(id, at: purchased)
+        transaction.priceMilliunits = milliunits
+        transaction.currency = currency
+        return transaction
+    }
+
     func consumptionRequest(_ transaction: Transaction, signed: Int64, id: String? = nil) -> NotificationApply {
         var notification = Make.notification(
             "CONSUMPTION_REQUEST", id: id, otid: transaction.originalTransactionID, transactions: [transaction], signed: signed)
@@ -129,5 +136,54 @@ struct ConsumptionRuleTests {
         _ = try await ledger.record("u-1", Make.result([gems]), at: t0 + 40 * day)
         _ = try await ledger.notify(consumptionRequest(gems, signed: t0 + 41 * day), at: t0 + 41 * day)
         #expect(try await due(ledger, at: t0 + 41 * day).first?.request.accountTenure == 4, "30 to 90 days")
+    }
+
+    @Test(arguments: StoreKind.allCases) func lifetimeSpendIsTheUsersSignedPricesInDollars(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store, sendsConsumptionInfo: true)
+        // First seen in a receipt (no price), then signed with its price: the price is kept.
+        _ = try await ledger.record("u-1", Make.result([consumable("910", at: t0)]), at: t0)
+        _ = try await ledger.record("u-1", Make.result([priced("910", at: t0, 30_000)]), at: t0 + minute)
+        var refunded = priced("920", at: t0 + day, 25_000)
+        _ = try await ledger.record("u-1", Make.result([refunded]), at: t0 + day)
+        refunded.cancellationDateMs = t0 + 2 * day
+        _ = try await ledger.record("u-1", Make.result([refunded]), at: t0 + 2 * day)
+        // Another user's purchase and another environment's do not count.
+        _ = try await ledger.record("u-2", Make.result([priced("930", at: t0, 900_000)]), at: t0)
+        _ = try await ledger.record("u-1", Make.result([priced("931", at: t0, 900_000)], environment: .production), at: t0)
+        let asked = priced("940", at: t0 + 3 * day, 9_990)
+        _ = try await ledger.record("u-1", Make.result([asked]), at: t0 + 3 * day)
+        _ = try await ledger.notify(consumptionRequest(asked, signed: t0 + 4 * day), at: t0 + 4 * day)
+
+        let request = try #require(try await due(ledger, at: t0 + 4 * day).first?.request)
+        #expect(request.lifetimeDollarsPurchased == 3, "$64.99 bought, the refunded one included: $50-99.99")
+        #expect(request.lifetimeDollarsRefunded == 2, "$25 refunded: $0.01-49.99")
+    }
+
+    @Test(arguments: StoreKind.allCases) func lifetimeSpendIsUndeclaredWhenAPriceIsUnknownOrNotInDollars(_ store: StoreKind) async throws {
+        let ledger = try await LedgerFixture(store, sendsConsumptionInfo: true)
+        _ = try await ledger.record("u-1", Make.result([consumable("950", at: t0)]), at: t0)
+        let asked = priced("951", at: t0 + day, 9_990)
+        _ = try await ledger.record("u-1", Make.result([asked]), at: t0 + day)
+        _ = try await ledger.notify(consumptionRequest(asked, signed: t0 + 2 * day), at: t0 + 2 * day)
+        let unpriced = try #require(try await due(ledger, at: t0 + 2 * day).first?.request)
+        #expect(unpriced.lifetimeDollarsPurchased == 0 && unpriced.lifetimeDollarsRefunded == 0)
+
+        _ = try await ledger.record("u-2", Make.result([priced("960", at: t0, 4_990, "EUR")]), at: t0)
+        let euros = priced("961", at: t0 + day, 9_990)
+        _ = try await ledger.record("u-2", Make.result([euros]), at: t0 + day)
+        _ = try await ledger.notify(consumptionRequest(euros, signed: t0 + 2 * day), at: t0 + 2 * day)
+        let converted = try #require(
+            try await due(ledger, at: t0 + 2 * day).first { $0.key.transactionID == "961" }?.request)
+        #expect(converted.lifetimeDollarsPurchased == 0, "the ledger converts no money")
+    }
+
+    @Test func lifetimeDollarsFollowApplesRanges() {
+        let expected: [(Int64, Int32)] = [
+            (0, 1), (10, 2), (49_990, 2), (50_000, 3), (99_990, 3), (100_000, 4), (499_990, 4), (500_000, 5),
+            (999_990, 5), (1_000_000, 6), (1_999_990, 6), (2_000_000, 7), (90_000_000, 7),
+        ]
+        for (amount, value) in expected {
+            #expect(ConsumptionInformation.lifetimeDollars(milliunits: amount) == value, "\(amount)")
+        }
     }
 }

@@ -31,7 +31,7 @@ struct SQLiteToPostgresImportTests {
         let report = try await Self.runImport(sample.directory, into: url)
         #expect(report.committed)
         #expect(report.sqlitePath == sample.file, "a directory is taken to hold ledger.sqlite")
-        #expect(report.migrationsApplied == ["1-ledger", "2-server-api"])
+        #expect(report.migrationsApplied == ["1-ledger", "2-server-api", "3-transaction-prices"])
         #expect(
             report.tables.map(\.name)
                 == [

@@ -51,6 +51,8 @@ struct SignedDataReaderTests {
         #expect(transaction.purchaseDateMs == 1_759_302_552_000)
         #expect(transaction.expiresDateMs == 1_759_302_732_000)
         #expect(!transaction.hasCancellationDateMs)
+        // What Apple charged (A$1.99 in the Australian storefront), for consumption information's lifetime spend.
+        #expect(transaction.priceMilliunits == 1_990 && transaction.currency == "AUD")
         let renewal = try #require(notification.pendingRenewals.first)
         #expect(renewal.originalTransactionID == "2000001024993299")
         #expect(renewal.autoRenewStatus == true && notification.autoRenewStatus == true)

@@ -24,6 +24,9 @@ public struct SignedTransactionClaims: Decodable, Sendable {
     public var environment: String?
     /// The UUID the app set on the purchase, when it set one.
     public var appAccountToken: String?
+    /// What Apple charged, in thousandths of `currency` (ISO 4217); Apple adds both since 2023.
+    public var price: Int64?
+    public var currency: String?
 }
 
 public struct SignedRenewalClaims: Decodable, Sendable {

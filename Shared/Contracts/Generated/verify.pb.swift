@@ -335,6 +335,22 @@ public nonisolated struct Transaction: @unchecked Sendable {
     set {_uniqueStorage()._appAccountToken = newValue}
   }
 
+  /// StoreKit 2's price: the amount Apple charged, in thousandths of `currency`
+  /// (ISO 4217); absent from verifyReceipt, which does not say.
+  public var priceMilliunits: Int64 {
+    get {_storage._priceMilliunits ?? 0}
+    set {_uniqueStorage()._priceMilliunits = newValue}
+  }
+  /// Returns true if `priceMilliunits` has been explicitly set.
+  public var hasPriceMilliunits: Bool {_storage._priceMilliunits != nil}
+  /// Clears the value of `priceMilliunits`. Subsequent reads from it will return its default value.
+  public mutating func clearPriceMilliunits() {_uniqueStorage()._priceMilliunits = nil}
+
+  public var currency: String {
+    get {_storage._currency}
+    set {_uniqueStorage()._currency = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -564,7 +580,7 @@ nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Transaction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0\u{3}original_transaction_id\0\u{3}product_id\0\u{1}quantity\0\u{3}purchase_date_ms\0\u{3}original_purchase_date_ms\0\u{3}expires_date_ms\0\u{3}cancellation_date_ms\0\u{3}cancellation_reason\0\u{3}is_trial_period\0\u{3}is_in_intro_offer_period\0\u{3}is_upgraded\0\u{3}web_order_line_item_id\0\u{3}subscription_group_identifier\0\u{3}ownership_type\0\u{3}offer_code_ref_name\0\u{3}promotional_offer_id\0\u{1}kind\0\u{3}app_account_token\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transaction_id\0\u{3}original_transaction_id\0\u{3}product_id\0\u{1}quantity\0\u{3}purchase_date_ms\0\u{3}original_purchase_date_ms\0\u{3}expires_date_ms\0\u{3}cancellation_date_ms\0\u{3}cancellation_reason\0\u{3}is_trial_period\0\u{3}is_in_intro_offer_period\0\u{3}is_upgraded\0\u{3}web_order_line_item_id\0\u{3}subscription_group_identifier\0\u{3}ownership_type\0\u{3}offer_code_ref_name\0\u{3}promotional_offer_id\0\u{1}kind\0\u{3}app_account_token\0\u{3}price_milliunits\0\u{1}currency\0")
 
   fileprivate class _StorageClass {
     var _transactionID: String = String()
@@ -586,6 +602,8 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
     var _promotionalOfferID: String = String()
     var _kind: ProductKind = .unspecified
     var _appAccountToken: String = String()
+    var _priceMilliunits: Int64? = nil
+    var _currency: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -615,6 +633,8 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
       _promotionalOfferID = source._promotionalOfferID
       _kind = source._kind
       _appAccountToken = source._appAccountToken
+      _priceMilliunits = source._priceMilliunits
+      _currency = source._currency
     }
   }
 
@@ -652,6 +672,8 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
         case 17: try { try decoder.decodeSingularStringField(value: &_storage._promotionalOfferID) }()
         case 18: try { try decoder.decodeSingularEnumField(value: &_storage._kind) }()
         case 19: try { try decoder.decodeSingularStringField(value: &_storage._appAccountToken) }()
+        case 20: try { try decoder.decodeSingularInt64Field(value: &_storage._priceMilliunits) }()
+        case 21: try { try decoder.decodeSingularStringField(value: &_storage._currency) }()
         default: break
         }
       }
@@ -721,6 +743,12 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
       if !_storage._appAccountToken.isEmpty {
         try visitor.visitSingularStringField(value: _storage._appAccountToken, fieldNumber: 19)
       }
+      try { if let v = _storage._priceMilliunits {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 20)
+      } }()
+      if !_storage._currency.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._currency, fieldNumber: 21)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -749,6 +777,8 @@ nonisolated extension Transaction: SwiftProtobuf.Message, SwiftProtobuf._Message
         if _storage._promotionalOfferID != rhs_storage._promotionalOfferID {return false}
         if _storage._kind != rhs_storage._kind {return false}
         if _storage._appAccountToken != rhs_storage._appAccountToken {return false}
+        if _storage._priceMilliunits != rhs_storage._priceMilliunits {return false}
+        if _storage._currency != rhs_storage._currency {return false}
         return true
       }
       if !storagesAreEqual {return false}

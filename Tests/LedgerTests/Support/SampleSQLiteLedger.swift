@@ -36,11 +36,15 @@ struct SampleSQLiteLedger {
             "u-0", Make.result([Make.transaction("0001", product: "com.example.coins100", purchased: t0)]), at: t0)
         let subscription = Make.result(Make.renewals("1000", count: 3), pending: [Make.pending("1000")])
         _ = try await ledger.apply(.record(IdempotencyRuleTests.request("u-1", subscription, key: idempotencyKey)), at: t0 + 1_000)
+        // One signed with its price (StoreKit 2).
+        var priced = EntitlementKindTests.oneOff("5001", product: "com.example.coins100", purchased: t0)
+        priced.priceMilliunits = 1_990
+        priced.currency = "AUD"
         _ = try await ledger.record(
             "u-1",
             Make.result([
                 EntitlementKindTests.oneOff("5000", product: "com.example.removeads", purchased: t0, kind: .nonConsumable),
-                EntitlementKindTests.oneOff("5001", product: "com.example.coins100", purchased: t0),
+                priced,
             ]), at: t0 + 2_000)
         _ = try await ledger.record("u-2", Make.result(Make.renewals("2000", count: 2)), at: t0 + 3_000)
         let renewal = Make.notification(

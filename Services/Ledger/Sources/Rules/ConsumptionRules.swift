@@ -15,11 +15,12 @@ enum ConsumptionRules {
         guard notification.version == .v2, let transaction = notification.transactions.first else { return nil }
         let stored = StoredTransaction(transaction, environment: notification.environment)
         let credited = try context.session.transaction(stored.key)?.grantedTo != nil
-        let firstBound = try context.session.owner(of: stored.subscriptionKey).flatMap { user in
-            try context.session.firstBindingAtMs(of: user)
-        }
+        let user = try context.session.owner(of: stored.subscriptionKey)
+        let firstBound = try user.flatMap { try context.session.firstBindingAtMs(of: $0) }
+        let spend = try user.map { try context.session.lifetimeSpend(of: $0, in: notification.environment) }
         return ConsumptionInformation.request(
-            for: transaction, in: notification.environment, credited: credited, firstBoundAtMs: firstBound, now: context.now)
+            for: transaction, in: notification.environment, credited: credited, firstBoundAtMs: firstBound, spend: spend,
+            now: context.now)
     }
 
     static func queue(_ request: ConsumptionInfoRequest, _ context: RuleContext) throws {

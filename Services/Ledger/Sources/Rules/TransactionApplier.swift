@@ -41,6 +41,12 @@ enum TransactionApplier {
             stored.kind = kind
             changed = true
         }
+        // So does its price: the lifetime spend consumption information reports.
+        if let price = incoming.priceMilliunits, stored.priceMilliunits == nil {
+            stored.priceMilliunits = price
+            stored.currency = incoming.currency
+            changed = true
+        }
         // Replaced by an upgrade, learned after the transaction (Apple may state it without a
         // cancellation date): from now on it counts only until it was replaced.
         if incoming.isUpgraded, !stored.isUpgraded {

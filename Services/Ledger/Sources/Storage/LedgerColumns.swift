@@ -4,9 +4,11 @@ enum LedgerColumns {
     private static let transactionNames = [
         "environment", "transaction_id", "original_transaction_id", "product_id", "quantity", "purchase_date_ms",
         "expires_date_ms", "cancellation_date_ms", "cancellation_reason", "is_upgraded", "granted_to", "granted_at_ms",
-        "reinstated_at_ms", "kind",
+        "reinstated_at_ms", "kind", "price_milliunits", "currency",
     ]
     static let transaction = transactionNames.joined(separator: ", ")
+    /// How many: the position of a column a query selects after them.
+    static let transactionCount = transactionNames.count
     /// The same columns of the table named `t` in a join.
     static let joinedTransaction = transactionNames.map { "t." + $0 }.joined(separator: ", ")
 

@@ -50,6 +50,9 @@ public struct StoredTransaction: Equatable, Sendable {
     public var reinstatedAtMs: Int64?
     /// StoreKit 2's `type`; nil when the purchase came only through verifyReceipt, which does not say.
     public var kind: ProductKind?
+    /// What Apple charged, in thousandths of `currency`; nil when Apple did not say (verifyReceipt).
+    public var priceMilliunits: Int64?
+    public var currency: String?
 
     public var subscriptionKey: SubscriptionKey { SubscriptionKey(key.environment, originalTransactionID) }
 
@@ -79,12 +82,17 @@ public struct StoredTransaction: Equatable, Sendable {
         grantedAtMs = nil
         reinstatedAtMs = nil
         kind = transaction.kind == .unspecified ? nil : transaction.kind
+        if transaction.hasPriceMilliunits, !transaction.currency.isEmpty {
+            priceMilliunits = transaction.priceMilliunits
+            currency = transaction.currency
+        }
     }
 
     public init(
         key: TransactionKey, originalTransactionID: String, productID: String, quantity: Int32, purchaseDateMs: Int64,
         expiresDateMs: Int64?, cancellationDateMs: Int64?, cancellationReason: Int32?, isUpgraded: Bool,
-        grantedTo: String?, grantedAtMs: Int64?, reinstatedAtMs: Int64? = nil, kind: ProductKind? = nil
+        grantedTo: String?, grantedAtMs: Int64?, reinstatedAtMs: Int64? = nil, kind: ProductKind? = nil,
+        priceMilliunits: Int64? = nil, currency: String? = nil
     ) {
         self.key = key
         self.originalTransactionID = originalTransactionID
@@ -99,6 +107,8 @@ public struct StoredTransaction: Equatable, Sendable {
         self.grantedAtMs = grantedAtMs
         self.reinstatedAtMs = reinstatedAtMs
         self.kind = kind
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
     }
 
     /// Whether a refund Apple dated `revoked` is the one a later reversal undid.

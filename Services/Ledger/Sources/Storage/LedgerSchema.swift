@@ -104,6 +104,9 @@ enum LedgerSchema {
             try db.execute(sql: "ALTER TABLE transactions ADD COLUMN kind TEXT")
         }
         migrator.registerMigration(ServerAPIMigration.name) { db in try db.execute(sql: ServerAPIMigration.sqlite) }
+        migrator.registerMigration(TransactionPriceMigration.name) { db in
+            try db.execute(sql: TransactionPriceMigration.sqlite)
+        }
         return migrator
     }
 }

@@ -83,6 +83,8 @@ public protocol LedgerReader {
     func catchUpCursor(_ environment: AppleEnvironment) throws -> CatchUpCursor?
     /// The earliest time a purchase was bound to `user` (its account's tenure with the ledger).
     func firstBindingAtMs(of user: String) throws -> Int64?
+    /// What `user`'s credited purchases in `environment` cost, by currency.
+    func lifetimeSpend(of user: String, in environment: AppleEnvironment) throws -> LifetimeSpend
     /// Consumption information whose next attempt is due, soonest first.
     func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption]
 }

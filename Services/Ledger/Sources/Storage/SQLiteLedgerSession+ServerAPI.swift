@@ -48,6 +48,14 @@ extension SQLiteLedgerSession {
         return try Int64.fetchOne(statement, arguments: [user])
     }
 
+    func lifetimeSpend(of user: String, in environment: AppleEnvironment) throws -> LifetimeSpend {
+        let statement = try db.cachedStatement(sql: LifetimeSpend.sql.replacingOccurrences(of: "$", with: "?"))
+        return LifetimeSpend(
+            rows: try Row.fetchAll(statement, arguments: [user, StoredEnvironment.name(environment)]).map {
+                ($0[0], $0[1], $0[2], $0[3])
+            })
+    }
+
     func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption] {
         let statement = try db.cachedStatement(
             sql: """

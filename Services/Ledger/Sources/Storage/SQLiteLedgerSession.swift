@@ -46,7 +46,7 @@ final class SQLiteLedgerSession: LedgerSession {
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (environment, transaction_id) DO NOTHING
                 """)
         try statement.execute(arguments: Self.arguments(transaction))
@@ -58,7 +58,8 @@ final class SQLiteLedgerSession: LedgerSession {
             sql: """
                 UPDATE transactions SET original_transaction_id = ?3, product_id = ?4, quantity = ?5,
                     purchase_date_ms = ?6, expires_date_ms = ?7, cancellation_date_ms = ?8, cancellation_reason = ?9,
-                    is_upgraded = ?10, granted_to = ?11, granted_at_ms = ?12, reinstated_at_ms = ?13, kind = ?14
+                    is_upgraded = ?10, granted_to = ?11, granted_at_ms = ?12, reinstated_at_ms = ?13, kind = ?14,
+                    price_milliunits = ?15, currency = ?16
                 WHERE environment = ?1 AND transaction_id = ?2
                 """)
         try statement.execute(arguments: Self.arguments(transaction))
@@ -69,6 +70,7 @@ final class SQLiteLedgerSession: LedgerSession {
             StoredEnvironment.name(t.key.environment), t.key.transactionID, t.originalTransactionID, t.productID,
             Int64(t.quantity), t.purchaseDateMs, t.expiresDateMs, t.cancellationDateMs, t.cancellationReason.map { Int64($0) },
             t.isUpgraded, t.grantedTo, t.grantedAtMs, t.reinstatedAtMs, t.kind.flatMap(ProductCatalog.name(of:)),
+            t.priceMilliunits, t.currency,
         ]
     }
 
@@ -79,7 +81,7 @@ final class SQLiteLedgerSession: LedgerSession {
             expiresDateMs: row[6], cancellationDateMs: row[7],
             cancellationReason: (row[8] as Int64?).map { Int32(truncatingIfNeeded: $0) }, isUpgraded: row[9],
             grantedTo: row[10], grantedAtMs: row[11], reinstatedAtMs: row[12],
-            kind: (row[13] as String?).flatMap(ProductCatalog.kind(named:)))
+            kind: (row[13] as String?).flatMap(ProductCatalog.kind(named:)), priceMilliunits: row[14], currency: row[15])
     }
 
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {

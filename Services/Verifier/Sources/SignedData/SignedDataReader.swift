@@ -156,6 +156,10 @@ public struct SignedDataReader: Sendable {
         transaction.subscriptionGroupIdentifier = claims.subscriptionGroupIdentifier ?? ""
         transaction.ownershipType = claims.inAppOwnershipType == "FAMILY_SHARED" ? .familyShared : .purchased
         transaction.appAccountToken = claims.appAccountToken ?? ""
+        if let price = claims.price, let currency = claims.currency, !currency.isEmpty {
+            transaction.priceMilliunits = price
+            transaction.currency = currency
+        }
         // offerType: 1 introductory, 2 promotional, 3 offer code (4 win-back).
         transaction.isInIntroOfferPeriod = claims.offerType == 1
         if claims.offerType == 2 { transaction.promotionalOfferID = claims.offerIdentifier ?? "" }

@@ -49,6 +49,7 @@ struct ImportedTable: Sendable {
                 ("quantity", .integer), ("purchase_date_ms", .integer), ("expires_date_ms", .integer),
                 ("cancellation_date_ms", .integer), ("cancellation_reason", .integer), ("is_upgraded", .boolean),
                 ("granted_to", .text), ("granted_at_ms", .integer), ("reinstated_at_ms", .integer), ("kind", .text),
+                ("price_milliunits", .integer), ("currency", .text),
                 ("granted_seq", .integer),
             ], key: ["environment", "transaction_id"]),
         ImportedTable(

@@ -358,6 +358,11 @@ final class PostgresGroupSession: LedgerSession {
         return try direct.firstBindingAtMs(of: user)
     }
 
+    func lifetimeSpend(of user: String, in environment: AppleEnvironment) throws -> LifetimeSpend {
+        try sendPending()
+        return try direct.lifetimeSpend(of: user, in: environment)
+    }
+
     func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption] {
         try sendPending()
         return try direct.consumptionsDue(now: now, limit: limit)

@@ -92,7 +92,7 @@ extension PostgresLedgerSession {
             ) t
             WHERE b.user_id = ANY($1)
             """, [.texts(Array(users)), .texts(listedProducts)]
-        ).rows.map { (try Self.storedTransaction($0), try $0.makeRandomAccess().string(14)) }
+        ).rows.map { (try Self.storedTransaction($0), try $0.makeRandomAccess().string(LedgerColumns.transactionCount)) }
     }
 
     /// Which of `ids` were applied before.

@@ -23,7 +23,7 @@ extension PostgresLedgerSession {
         try writeAnswers(Array(pending.answers.values))
     }
 
-    /// The 14 columns of `LedgerColumns.transaction`, as arrays.
+    /// The 16 columns of `LedgerColumns.transaction`, as arrays.
     private static func transactionColumns(_ rows: [StoredTransaction]) -> [PostgresBind] {
         [
             .texts(rows.map { StoredEnvironment.name($0.key.environment) }), .texts(rows.map(\.key.transactionID)),
@@ -32,13 +32,14 @@ extension PostgresLedgerSession {
             .intColumn(rows.map(\.expiresDateMs)), .intColumn(rows.map(\.cancellationDateMs)),
             .intColumn(rows.map { $0.cancellationReason.map { Int64($0) } }), .boolColumn(rows.map(\.isUpgraded)),
             .textColumn(rows.map(\.grantedTo)), .intColumn(rows.map(\.grantedAtMs)), .intColumn(rows.map(\.reinstatedAtMs)),
-            .textColumn(rows.map { $0.kind.flatMap(ProductCatalog.name(of:)) }),
+            .textColumn(rows.map { $0.kind.flatMap(ProductCatalog.name(of:)) }), .intColumn(rows.map(\.priceMilliunits)),
+            .textColumn(rows.map(\.currency)),
         ]
     }
 
     private static let transactionArrays = """
         unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::int8[], $7::int8[], $8::int8[],
-            $9::int8[], $10::bool[], $11::text[], $12::int8[], $13::int8[], $14::text[])
+            $9::int8[], $10::bool[], $11::text[], $12::int8[], $13::int8[], $14::text[], $15::int8[], $16::text[])
         """
 
     private func insertTransactions(_ rows: [StoredTransaction]) throws {
@@ -59,7 +60,8 @@ extension PostgresLedgerSession {
                 quantity = u.quantity, purchase_date_ms = u.purchase_date_ms, expires_date_ms = u.expires_date_ms,
                 cancellation_date_ms = u.cancellation_date_ms, cancellation_reason = u.cancellation_reason,
                 is_upgraded = u.is_upgraded, granted_to = u.granted_to, granted_at_ms = u.granted_at_ms,
-                reinstated_at_ms = u.reinstated_at_ms, kind = u.kind
+                reinstated_at_ms = u.reinstated_at_ms, kind = u.kind, price_milliunits = u.price_milliunits,
+                currency = u.currency
             FROM \(Self.transactionArrays) AS u(\(LedgerColumns.transaction))
             WHERE t.environment = u.environment AND t.transaction_id = u.transaction_id
             """, Self.transactionColumns(rows))

@@ -51,6 +51,14 @@ extension PostgresLedgerSession {
         ).rows.first?.makeRandomAccess().optionalInt(0)
     }
 
+    func lifetimeSpend(of user: String, in environment: AppleEnvironment) throws -> LifetimeSpend {
+        LifetimeSpend(
+            rows: try db.query(LifetimeSpend.sql, [.text(user), .text(StoredEnvironment.name(environment))]).rows.map {
+                let row = $0.makeRandomAccess()
+                return (try row.optionalString(0), try row.int(1), try row.int(2), try row.int(3))
+            })
+    }
+
     func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption] {
         try db.query(
             """

@@ -44,7 +44,8 @@ final class PostgresLedgerSession: LedgerReader {
             expiresDateMs: try row.optionalInt(6), cancellationDateMs: try row.optionalInt(7),
             cancellationReason: try row.optionalInt(8).map { Int32(truncatingIfNeeded: $0) }, isUpgraded: try row.bool(9),
             grantedTo: try row.optionalString(10), grantedAtMs: try row.optionalInt(11), reinstatedAtMs: try row.optionalInt(12),
-            kind: try row.optionalString(13).flatMap(ProductCatalog.kind(named:)))
+            kind: try row.optionalString(13).flatMap(ProductCatalog.kind(named:)), priceMilliunits: try row.optionalInt(14),
+            currency: try row.optionalString(15))
     }
 
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
@@ -213,7 +214,7 @@ final class PostgresLedgerSession: LedgerReader {
         ).rows.map { row in
             CreditedRecord(
                 transaction: try Self.storedTransaction(row),
-                grantedSeq: UInt64(clamping: try row.makeRandomAccess().int(14)))
+                grantedSeq: UInt64(clamping: try row.makeRandomAccess().int(LedgerColumns.transactionCount)))
         }
     }
 }

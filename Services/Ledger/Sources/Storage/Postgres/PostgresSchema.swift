@@ -17,6 +17,7 @@ enum PostgresSchema {
 
     static let migrations: [(version: Int, name: String, sql: String)] = [
         (1, "ledger", v1), (2, "server-api", ServerAPIMigration.postgres),
+        (3, "transaction-prices", TransactionPriceMigration.postgres),
     ]
 
     /// Applies every migration not yet applied; returns the names applied now.
