@@ -283,7 +283,7 @@ let package = Package(
                 "PostgresTestServer", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            path: "Tests/LedgerTests", swiftSettings: strict),
+            path: "Tests/LedgerTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
