@@ -15,9 +15,27 @@ struct PurchaseRequest: Codable, Sendable {
     /// Auto-renewable only; default one month.
     var period: SimPeriod?
     var quantity: Int?
+    /// Auto-renewable only: the product's level in its subscription group (1 the highest); optional.
+    var level: Int?
 
     enum CodingKeys: String, CodingKey {
-        case account, type, environment, period, quantity
+        case account, type, environment, period, quantity, level
         case productID = "product_id"
+    }
+}
+
+/// `POST /admin/plan-changes`: the customer moves a subscription to another
+/// product of its group.
+struct PlanChangeRequest: Codable, Sendable {
+    var originalTransactionID: String
+    var productID: String
+    var kind: SimPlanChange
+    /// The new product's period; default the current one.
+    var period: SimPeriod?
+    /// The new product's level (1 the highest); when both levels are known they must agree with `kind`.
+    var level: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionID = "original_transaction_id", productID = "product_id", kind, period, level
     }
 }
