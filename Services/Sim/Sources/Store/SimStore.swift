@@ -246,6 +246,8 @@ struct SimStore: Sendable {
         }
         subscription.autoRenew = true
         subscription.expirationIntent = nil
+        // Renewing again: it falls due at the end of the current period.
+        earliestDueMs = min(earliestDueMs, expires)
         if productID == subscription.productID {
             guard subscription.pending != nil else { throw .notChangeable }
             subscription.pending = nil
@@ -257,7 +259,6 @@ struct SimStore: Sendable {
         guard kind == .upgrade || (kind == .crossgrade && period == subscription.period) else {
             subscription.pending = SimSubscription.Plan(productID: productID, period: period, level: level)
             subscriptions[originalTransactionID] = subscription
-            earliestDueMs = min(earliestDueMs, expires)
             return (notification("DOWNGRADE", nil, nil), nil)
         }
         last.upgradedMs = now
