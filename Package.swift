@@ -308,11 +308,12 @@ let package = Package(
         .testTarget(
             name: "LedgerTests",
             dependencies: [
-                "Ledger", "LedgerClient", "Verifier", "Gateway", "AppleFormats", "AppleJWS", "Contracts", "StorekeeperCore", "ZeroMQ",
-                "PostgresTestServer", "Timekeeping", "TaskOutcome", .product(name: "GRDB", package: "GRDB.swift"),
+                "Ledger", "LedgerClient", "Verifier", "Gateway", "Simulator", "AppleFormats", "AppleJWS", "Contracts",
+                "StorekeeperCore", "ZeroMQ", "PostgresTestServer", "Timekeeping", "TaskOutcome",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            path: "Tests/LedgerTests", swiftSettings: strict),
+            path: "Tests/LedgerTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: [

@@ -99,6 +99,7 @@ enum SampleMessages {
         e.state = .grace
         e.kind = .autoRenewable
         e.autoRenewProductID = "com.example.pro.yearly"
+        e.autoRenewAccess = ["pro", "archive"]
         return e
     }
 
@@ -305,7 +306,11 @@ enum SampleMessages {
         var c = SubscriptionChanged()
         c.originalTransactionID = "1000000595277990"
         c.entitlement = entitlement
-        c.changed = ["auto_renew", "grace"]
+        c.changed = ["auto_renew", "grace", "product"]
+        c.change = "downgrade_queued"
+        c.fromProductID = "com.example.pro.yearly"
+        c.toProductID = "com.example.pro.monthly"
+        c.effectiveDateMs = 1_574_324_473_000
         return c
     }
 

@@ -19,6 +19,7 @@ struct EntitlementJSONTests {
                 $0.active = true
                 $0.autoRenew = true
                 $0.autoRenewProductID = "com.example.pro.yearly"
+                $0.autoRenewAccess = ["pro", "archive"]
                 $0.state = .active
             },
             .with {
@@ -68,7 +69,9 @@ struct EntitlementJSONTests {
                 let entitlements = try #require(response.json["entitlements"] as? [[String: Any]])
                 #expect(entitlements.map { $0["kind"] as? String } == ["auto_renewable", "non_consumable", "non_renewing"])
                 #expect(entitlements[0]["auto_renew_product_id"] as? String == "com.example.pro.yearly")
+                #expect(entitlements[0]["auto_renew_access"] as? [String] == ["pro", "archive"], "where the plan goes, with a catalog")
                 #expect(entitlements[1].keys.contains("auto_renew_product_id") == false)
+                #expect(entitlements[1].keys.contains("auto_renew_access") == false)
                 #expect(entitlements[1]["expires_date_ms"] is NSNull, "a non-consumable has no expiry")
                 #expect(entitlements[2]["expires_date_ms"] as? Int64 == 1_582_273_380_000)
                 let access = try #require(response.json["access"] as? [[String: Any]])

@@ -34,7 +34,10 @@ struct CatalogTests {
         ("products:\n  a: {type: lifetime}\n", 2, "type must be"),
         ("products:\n  a: {type: consumable}\n  b: {type: non_renewing}\n", 3, "needs a duration"),
         ("products:\n  a: {type: non_renewing, duration: 3 months}\n", 2, "ISO 8601"),
-        ("products:\n  a: {type: non_consumable, duration: P1M}\n", 2, "only a non_renewing"),
+        ("products:\n  a: {type: non_consumable, duration: P1M}\n", 2, "only a subscription has a duration"),
+        ("products:\n  a: {type: non_renewing, duration: P1M, level: 1}\n", 2, "only an auto_renewable product has a group"),
+        ("products:\n  a: {type: auto_renewable, level: 0}\n", 2, "level must be a whole number"),
+        ("products:\n  a: {type: auto_renewable, level: top}\n", 2, "level must be a whole number"),
         ("products:\n  a: {type: consumable, entitlements: [pro]}\n", 2, "unlocks no entitlements"),
         ("products:\n  a: {type: non_consumable, price: 3}\n", 2, "unknown key 'price'"),
         ("items:\n  a: {type: consumable}\n", 1, "unknown key 'items'"),
@@ -49,6 +52,24 @@ struct CatalogTests {
             return description.hasPrefix("STOREKEEPER_CATALOG: /etc/storekeeper/catalog.yaml:\(line): ")
                 && description.contains(reason)
         }
+    }
+
+    @Test func autoRenewablesMayNameTheirGroupLevelAndPeriodAndOneLevelIsACrossgrade() throws {
+        let catalog = try CatalogFile.parse(
+            """
+            products:
+              pro.monthly:  {type: auto_renewable, group: pro, level: 2, duration: P1M, entitlements: [pro]}
+              pro.yearly:   {type: auto_renewable, group: pro, level: 2, duration: P1Y, entitlements: [pro]}
+              premium.week: {type: auto_renewable, group: pro, level: 1, duration: P1W, entitlements: [pro, hd]}
+              other.month:  {type: auto_renewable, group: other, level: 2}
+              plain:        {type: auto_renewable}
+            """, path: "catalog.yaml")
+        #expect(catalog["pro.monthly"] == .init(kind: .autoRenewable, duration: ISODuration("P1M"), access: ["pro"], group: "pro", level: 2))
+        #expect(catalog.sameLevel("pro.monthly", "pro.yearly"))
+        #expect(!catalog.sameLevel("pro.monthly", "premium.week"))
+        #expect(!catalog.sameLevel("pro.monthly", "other.month"), "another group")
+        #expect(!catalog.sameLevel("plain", "plain"), "no level: unknown, never a crossgrade")
+        #expect(!catalog.sameLevel("pro.monthly", "unknown"))
     }
 
     @Test func aMissingFileIsAConfigurationError() {

@@ -122,7 +122,12 @@ struct RecordRuleTests {
         let outcome = try await ledger.record("u-1", Make.result([replaced, pro]), at: t0 + 11 * minute)
         #expect(outcome.revoked.isEmpty)
         #expect(outcome.entitlements.first?.productID == "pro.monthly")
-        #expect(try await ledger.topics() == ["transaction.granted", "transaction.granted", "subscription.renewed", "subscription.changed"])
+        // A plan change is one subscription.changed, not also a renewal.
+        #expect(try await ledger.topics() == ["transaction.granted", "transaction.granted", "subscription.changed"])
+        let changed = try #require(try await ledger.events().last?.subscriptionChanged)
+        #expect(changed.change == "upgrade")
+        #expect((changed.fromProductID, changed.toProductID) == ("basic.monthly", "pro.monthly"))
+        #expect(changed.effectiveDateMs == t0 + 10 * minute)
     }
 
     @Test(arguments: StoreKind.allCases) func oneOffPurchasesAreGrantedButAreNotSubscriptions(_ store: StoreKind) async throws {

@@ -220,6 +220,25 @@ public nonisolated struct SubscriptionChanged: Sendable {
   /// Which aspects changed: auto_renew, product, grace, billing_retry, price_consent.
   public var changed: [String] = []
 
+  /// Set when the change is a plan change: upgrade, crossgrade (both at once,
+  /// or a crossgrade queued for the next renewal), downgrade_queued or
+  /// downgrade_cancelled. Empty otherwise (a queued change applied at its
+  /// renewal is a subscription.renewed to the new product, not a new change).
+  public var change: String = String()
+
+  /// The plan before and after: for upgrade and crossgrade the product that
+  /// gave access and the one that gives it now (or will, queued); for
+  /// downgrade_queued the current product and the one it will renew to; for
+  /// downgrade_cancelled the product it was going to renew to and the current one.
+  public var fromProductID: String = String()
+
+  public var toProductID: String = String()
+
+  /// When the change takes (or took) effect, by Apple's times: the new
+  /// transaction's purchase date for a change at once, the current expiry for
+  /// a queued one (the renewal date); 0 for downgrade_cancelled.
+  public var effectiveDateMs: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -660,7 +679,7 @@ nonisolated extension SubscriptionRenewed: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension SubscriptionChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubscriptionChanged"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}original_transaction_id\0\u{1}entitlement\0\u{1}changed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}original_transaction_id\0\u{1}entitlement\0\u{1}changed\0\u{1}change\0\u{3}from_product_id\0\u{3}to_product_id\0\u{3}effective_date_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -671,6 +690,10 @@ nonisolated extension SubscriptionChanged: SwiftProtobuf.Message, SwiftProtobuf.
       case 1: try { try decoder.decodeSingularStringField(value: &self.originalTransactionID) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._entitlement) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.changed) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.change) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.fromProductID) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.toProductID) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.effectiveDateMs) }()
       default: break
       }
     }
@@ -690,6 +713,18 @@ nonisolated extension SubscriptionChanged: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.changed.isEmpty {
       try visitor.visitRepeatedStringField(value: self.changed, fieldNumber: 3)
     }
+    if !self.change.isEmpty {
+      try visitor.visitSingularStringField(value: self.change, fieldNumber: 4)
+    }
+    if !self.fromProductID.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromProductID, fieldNumber: 5)
+    }
+    if !self.toProductID.isEmpty {
+      try visitor.visitSingularStringField(value: self.toProductID, fieldNumber: 6)
+    }
+    if self.effectiveDateMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.effectiveDateMs, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -697,6 +732,10 @@ nonisolated extension SubscriptionChanged: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.originalTransactionID != rhs.originalTransactionID {return false}
     if lhs._entitlement != rhs._entitlement {return false}
     if lhs.changed != rhs.changed {return false}
+    if lhs.change != rhs.change {return false}
+    if lhs.fromProductID != rhs.fromProductID {return false}
+    if lhs.toProductID != rhs.toProductID {return false}
+    if lhs.effectiveDateMs != rhs.effectiveDateMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -253,6 +253,10 @@ public nonisolated struct Entitlement: Sendable {
   /// Auto-renewable only: the product it renews to (Apple's latest renewal info).
   public var autoRenewProductID: String = String()
 
+  /// With STOREKEEPER_CATALOG: the access names auto_renew_product_id unlocks
+  /// (what the subscription will give after its renewal).
+  public var autoRenewAccess: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -619,7 +623,7 @@ nonisolated extension Revocation: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Entitlement"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}product_id\0\u{3}original_transaction_id\0\u{1}environment\0\u{3}expires_date_ms\0\u{1}active\0\u{3}auto_renew\0\u{1}state\0\u{1}kind\0\u{3}auto_renew_product_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}product_id\0\u{3}original_transaction_id\0\u{1}environment\0\u{3}expires_date_ms\0\u{1}active\0\u{3}auto_renew\0\u{1}state\0\u{1}kind\0\u{3}auto_renew_product_id\0\u{3}auto_renew_access\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -636,6 +640,7 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 7: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.autoRenewProductID) }()
+      case 10: try { try decoder.decodeRepeatedStringField(value: &self.autoRenewAccess) }()
       default: break
       }
     }
@@ -673,6 +678,9 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
     if !self.autoRenewProductID.isEmpty {
       try visitor.visitSingularStringField(value: self.autoRenewProductID, fieldNumber: 9)
     }
+    if !self.autoRenewAccess.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.autoRenewAccess, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -686,6 +694,7 @@ nonisolated extension Entitlement: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.state != rhs.state {return false}
     if lhs.kind != rhs.kind {return false}
     if lhs.autoRenewProductID != rhs.autoRenewProductID {return false}
+    if lhs.autoRenewAccess != rhs.autoRenewAccess {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

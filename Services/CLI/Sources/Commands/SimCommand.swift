@@ -6,10 +6,10 @@ import StorekeeperCore
 struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
-        abstract: "Buy, renew, cancel and refund in storekeeper-sim; move its clock; inject faults.",
+        abstract: "Buy, renew, cancel, refund and change plans in storekeeper-sim; move its clock; inject faults.",
         subcommands: [
-            Purchase.self, Renew.self, Cancel.self, Refund.self, AutoRenew.self, Clock.self, Faults.self, APIFaults.self,
-            NotificationFaults.self, RefundRequest.self, Consumption.self,
+            Purchase.self, Renew.self, Cancel.self, Refund.self, AutoRenew.self, Upgrade.self, Downgrade.self, Crossgrade.self,
+            Clock.self, Faults.self, APIFaults.self, NotificationFaults.self, RefundRequest.self, Consumption.self,
         ])
 
     struct Target: ParsableArguments {
@@ -34,13 +34,16 @@ struct SimCommand: AsyncParsableCommand {
         @Option(help: "production or sandbox.") var environment = "sandbox"
         @Option(help: "The buyer's Apple account (receipts hold every purchase of it).") var account = "apple-account-1"
         @Option(help: "Subscription period: P1W, P1M, P2M, P3M, P6M, P1Y.") var period = "P1M"
+        @Option(help: "Auto-renewable: the product's level in its group, 1 the highest (optional).") var level: Int?
         @Option(help: "Also write the receipt (base64) to this file, for `storekeeper verify`.") var receiptFile: String?
         @Flag(help: "Print the simulator's JSON answer as is.") var json = false
 
         func run() async throws {
-            let answer = try await target.client.post(
-                "admin/purchases",
-                ["product_id": product, "type": type, "environment": environment, "account": account, "period": period])
+            var body: [String: Any] = [
+                "product_id": product, "type": type, "environment": environment, "account": account, "period": period,
+            ]
+            if let level { body["level"] = level }
+            let answer = try await target.client.post("admin/purchases", body)
             let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any] ?? [:]
             if let receiptFile, let receipt = object["receipt_data"] as? String {
                 try Data(receipt.utf8).write(to: URL(fileURLWithPath: receiptFile))

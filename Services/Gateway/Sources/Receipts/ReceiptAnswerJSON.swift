@@ -82,7 +82,7 @@ enum ReceiptAnswerJSON {
         enum CodingKeys: String, CodingKey {
             case productID = "product_id", originalTransactionID = "original_transaction_id", environment
             case expiresDateMs = "expires_date_ms", active, autoRenew = "auto_renew", state, kind
-            case autoRenewProductID = "auto_renew_product_id"
+            case autoRenewProductID = "auto_renew_product_id", autoRenewAccess = "auto_renew_access"
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -102,6 +102,10 @@ enum ReceiptAnswerJSON {
             try container.encode(ReceiptAnswerJSON.kind(entitlement.kind), forKey: .kind)
             if entitlement.kind == .autoRenewable, !entitlement.autoRenewProductID.isEmpty {
                 try container.encode(entitlement.autoRenewProductID, forKey: .autoRenewProductID)
+                // With a catalog: what the renewal will unlock ("your plan changes to X on D").
+                if !entitlement.autoRenewAccess.isEmpty {
+                    try container.encode(entitlement.autoRenewAccess, forKey: .autoRenewAccess)
+                }
             }
         }
     }

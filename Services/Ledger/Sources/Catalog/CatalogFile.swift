@@ -11,6 +11,7 @@ import Yams
 /// ```yaml
 /// products:
 ///   com.example.pro.monthly: {type: auto_renewable, entitlements: [pro]}
+///   com.example.premium.yearly: {type: auto_renewable, group: pro, level: 1, duration: P1Y, entitlements: [pro, hd]}
 ///   com.example.season.pass: {type: non_renewing, duration: P3M, entitlements: [season]}
 /// ```
 public enum CatalogFile {
@@ -51,6 +52,8 @@ public enum CatalogFile {
         var kind: ProductKind?
         var duration: ISODuration?
         var access: [String] = []
+        var group: String?
+        var level: Int?
         for (key, value) in fields {
             let line = value.mark?.line ?? key.mark?.line
             switch key.string {
@@ -69,6 +72,16 @@ public enum CatalogFile {
                     throw failure(path, line: line, "product \(id): entitlements must be a list of names")
                 }
                 access = names
+            case "group":
+                guard let name = value.string, !name.isEmpty else {
+                    throw failure(path, line: line, "product \(id): group must be a name")
+                }
+                group = name
+            case "level":
+                guard let text = value.string, let number = Int(text), number >= 1 else {
+                    throw failure(path, line: line, "product \(id): level must be a whole number from 1 (the highest)")
+                }
+                level = number
             default:
                 throw failure(path, line: key.mark?.line, "product \(id): unknown key '\(key.string ?? "?")'")
             }
@@ -77,13 +90,16 @@ public enum CatalogFile {
         if kind == .nonRenewing, duration == nil {
             throw failure(path, line: node.mark?.line, "product \(id): a non_renewing product needs a duration")
         }
-        if kind != .nonRenewing, duration != nil {
-            throw failure(path, line: node.mark?.line, "product \(id): only a non_renewing product has a duration")
+        if kind != .nonRenewing, kind != .autoRenewable, duration != nil {
+            throw failure(path, line: node.mark?.line, "product \(id): only a subscription has a duration")
+        }
+        if kind != .autoRenewable, group != nil || level != nil {
+            throw failure(path, line: node.mark?.line, "product \(id): only an auto_renewable product has a group and a level")
         }
         if kind == .consumable, !access.isEmpty {
             throw failure(path, line: node.mark?.line, "product \(id): a consumable unlocks no entitlements")
         }
-        return ProductCatalog.Product(kind: kind, duration: duration, access: access)
+        return ProductCatalog.Product(kind: kind, duration: duration, access: access, group: group, level: level)
     }
 
     private static func line(of error: YamlError) -> Int? {

@@ -4,19 +4,29 @@ import Foundation
 /// `STOREKEEPER_CATALOG`: each product's kind, a non-renewing subscription's
 /// duration, and the access names a product unlocks. Verified data says
 /// neither a one-off purchase's kind (verifyReceipt) nor a non-renewing
-/// subscription's length (anywhere): the developer's catalog does.
+/// subscription's length (anywhere): the developer's catalog does. For
+/// auto-renewables it may also give the subscription group, the level in it
+/// (1 the highest, as App Store Connect ranks them) and the period: Apple
+/// never states levels, and only they tell a crossgrade from an upgrade.
 public struct ProductCatalog: Equatable, Sendable {
     public struct Product: Equatable, Sendable {
         public var kind: ProductKind
-        /// Non-renewing subscriptions only: how long one purchase lasts.
+        /// How long one purchase lasts (non-renewing), or one period (auto-renewable, optional).
         public var duration: ISODuration?
         /// Access names it unlocks (`entitlements: [pro]`).
         public var access: [String]
+        /// Auto-renewable only: its subscription group, and its level in it (1 the highest).
+        public var group: String?
+        public var level: Int?
 
-        public init(kind: ProductKind, duration: ISODuration? = nil, access: [String] = []) {
+        public init(
+            kind: ProductKind, duration: ISODuration? = nil, access: [String] = [], group: String? = nil, level: Int? = nil
+        ) {
             self.kind = kind
             self.duration = duration
             self.access = access
+            self.group = group
+            self.level = level
         }
     }
 
@@ -27,6 +37,13 @@ public struct ProductCatalog: Equatable, Sendable {
     }
 
     public subscript(productID: String) -> Product? { products[productID] }
+
+    /// Whether the catalog ranks both products at one level of one group: a
+    /// change between them is a crossgrade. False when either level is unknown.
+    public func sameLevel(_ a: String, _ b: String) -> Bool {
+        guard let a = products[a], let b = products[b], let level = a.level, level == b.level else { return false }
+        return a.group == b.group
+    }
 
     /// The kind names of the catalog file and the API (`kind`).
     public static func kind(named name: String) -> ProductKind? {

@@ -49,13 +49,20 @@ extension LedgerEvent {
     }
 
     static func changed(
-        _ subscription: SubscriptionRecord, aspects: [String], owner: String?, _ origin: EventOrigin
+        _ subscription: SubscriptionRecord, aspects: [String], plan: PlanChange? = nil, owner: String?,
+        catalog: ProductCatalog? = nil, _ origin: EventOrigin
     ) -> LedgerEvent {
         var event = LedgerEvent(.subscriptionChanged, origin, user: owner, environment: subscription.key.environment)
         event.subscriptionChanged = SubscriptionChanged.with {
             $0.originalTransactionID = subscription.key.originalTransactionID
-            $0.entitlement = EntitlementCalculator.entitlement(subscription, at: origin.occurredAtMs)
+            $0.entitlement = EntitlementCalculator.entitlement(subscription, at: origin.occurredAtMs, catalog: catalog)
             $0.changed = aspects
+            if let plan {
+                $0.change = plan.kind.rawValue
+                $0.fromProductID = plan.from
+                $0.toProductID = plan.to
+                $0.effectiveDateMs = plan.effectiveMs
+            }
         }
         return event
     }

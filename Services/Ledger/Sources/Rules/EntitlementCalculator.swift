@@ -11,8 +11,9 @@ public enum EntitlementCalculator {
         return .expired
     }
 
-    /// An auto-renewable subscription's entitlement.
-    public static func entitlement(_ s: SubscriptionRecord, at now: Int64) -> Entitlement {
+    /// An auto-renewable subscription's entitlement; with a catalog, also the
+    /// access its renewal product unlocks ("your plan changes to X on D").
+    public static func entitlement(_ s: SubscriptionRecord, at now: Int64, catalog: ProductCatalog? = nil) -> Entitlement {
         let state = state(s, at: now)
         var entitlement = Entitlement()
         entitlement.kind = .autoRenewable
@@ -23,6 +24,7 @@ public enum EntitlementCalculator {
         entitlement.active = state == .active || state == .grace
         entitlement.autoRenew = s.autoRenew ?? false
         entitlement.autoRenewProductID = s.autoRenewProductID
+        entitlement.autoRenewAccess = catalog?[s.autoRenewProductID]?.access ?? []
         entitlement.state = state
         return entitlement
     }

@@ -20,7 +20,7 @@ public struct EntitlementView: Sendable {
     }
 
     public func shown(_ user: String, at now: Int64, reader: any LedgerReader) throws -> Shown {
-        var entitlements = try reader.subscriptions(ownedBy: user).map { EntitlementCalculator.entitlement($0, at: now) }
+        var entitlements = try reader.subscriptions(ownedBy: user).map { EntitlementCalculator.entitlement($0, at: now, catalog: catalog) }
         let purchases = Dictionary(
             grouping: try reader.oneOffPurchases(ownedBy: user, listedProducts: listedProducts), by: \.subscriptionKey)
         entitlements += purchases.values.compactMap { EntitlementCalculator.entitlement($0, catalog: catalog, at: now) }

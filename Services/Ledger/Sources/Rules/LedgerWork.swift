@@ -50,7 +50,7 @@ public struct LedgerRules: Sendable {
     public func apply(
         _ work: LedgerWork, requestID: String, now: Int64, session: any LedgerSession
     ) throws -> LedgerWorkOutput {
-        let context = RuleContext(session: session, requestID: requestID, now: now)
+        let context = RuleContext(session: session, requestID: requestID, now: now, catalog: view.catalog)
         switch work {
         case .record(let request):
             return .recorded(try IdempotencyRule.record(request, RecordRule(policy: policy, view: view), context))

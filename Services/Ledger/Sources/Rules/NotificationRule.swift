@@ -92,7 +92,7 @@ struct NotificationRule {
         switch type {
         case .didFailToRenew:
             info.billingRetry = true
-        case .didRecover, .didRenew, .renewal, .interactiveRenewal:
+        case .didRecover, .didRenew, .renewal, .interactiveRenewal, .interactiveUpgrade:
             info.billingRetry = false
             info.graceExpiresDateMs = nil
         default:
@@ -110,6 +110,11 @@ enum NotificationType: String, CaseIterable {
     case didRenew = "DID_RENEW"
     case renewal = "RENEWAL"
     case interactiveRenewal = "INTERACTIVE_RENEWAL"
+    /// Version 1, as some of Apple's pages and libraries name an upgrade's
+    /// notification (Apple itself sends INTERACTIVE_RENEWAL for it): a new
+    /// period paid now. Its transactions carry the plan change; the type only
+    /// says billing is fine.
+    case interactiveUpgrade = "INTERACTIVE_UPGRADE"
     case didChangeRenewalPref = "DID_CHANGE_RENEWAL_PREF"
     case didChangeRenewalStatus = "DID_CHANGE_RENEWAL_STATUS"
     case didFailToRenew = "DID_FAIL_TO_RENEW"

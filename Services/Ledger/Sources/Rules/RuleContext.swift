@@ -4,11 +4,15 @@ import Contracts
 struct RuleContext {
     let session: any LedgerSession
     let origin: EventOrigin
+    /// `STOREKEEPER_CATALOG`, when configured: names plan changes between
+    /// products of one level crossgrades, and the access a renewal will give.
+    let catalog: ProductCatalog?
     var now: Int64 { origin.occurredAtMs }
 
-    init(session: any LedgerSession, requestID: String, now: Int64) {
+    init(session: any LedgerSession, requestID: String, now: Int64, catalog: ProductCatalog? = nil) {
         self.session = session
         self.origin = EventOrigin(requestID: requestID, occurredAtMs: now)
+        self.catalog = catalog
     }
 
     @discardableResult

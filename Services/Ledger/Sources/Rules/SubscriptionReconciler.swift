@@ -18,7 +18,8 @@ enum SubscriptionReconciler {
         // One-off purchases (no expiry anywhere) are not subscriptions.
         guard old != nil || transactions.contains(where: { $0.expiresDateMs != nil }) else { return }
         var new = old ?? SubscriptionRecord(key: key)
-        applyTransactions(transactions, to: &new)
+        let access = SubscriptionAccess(transactions)
+        access.apply(to: &new)
         renewal(new)?.apply(to: &new)
         if !latestReceipt.isEmpty { new.latestReceipt = latestReceipt }
         if let expires = new.expiresDateMs, expires > old?.expiresDateMs ?? .min {
@@ -31,51 +32,21 @@ enum SubscriptionReconciler {
         guard new != unchanged else { return }
         new.updatedAtMs = context.now
         try context.session.save(new)
-        if let old { try emitChanges(from: old, to: new, context) }
-    }
-
-    /// Expiry is the greatest expiry over live transactions; a refund of the
-    /// transaction that gave the latest expiry ends the subscription. A
-    /// transaction replaced by an upgrade counts until its cancellation date,
-    /// or, when Apple gave none, until the next purchase of the subscription
-    /// (the upgrade), so the upgraded-to product and its expiry take over at once.
-    static func applyTransactions(_ transactions: [StoredTransaction], to s: inout SubscriptionRecord) {
-        var best: (transaction: StoredTransaction, expires: Int64)?
-        var lastRefund: (transaction: StoredTransaction, expires: Int64)?
-        for transaction in transactions {
-            if transaction.isRevoked {
-                if let expires = transaction.expiresDateMs, expires > lastRefund?.expires ?? .min {
-                    lastRefund = (transaction, expires)
-                }
-            } else if let expires = effectiveExpiry(of: transaction, among: transactions),
-                expires > best?.expires ?? .min
-                    || (expires == best?.expires && transaction.purchaseDateMs > best?.transaction.purchaseDateMs ?? .min)
-            {
-                best = (transaction, expires)
-            }
-        }
-        if let best, best.expires > lastRefund?.expires ?? .min {
-            s.expiresDateMs = best.expires
-            s.productID = best.transaction.productID
-            s.revokedAtMs = nil
-        } else if let lastRefund {
-            let ended = lastRefund.transaction.cancellationDateMs ?? lastRefund.expires
-            s.revokedAtMs = ended
-            s.expiresDateMs = min(lastRefund.expires, ended)
-            s.productID = lastRefund.transaction.productID
+        if let old {
+            let plan = PlanChange.between(old, new, currentStart: access.current?.purchaseDateMs, catalog: context.catalog)
+            try emitChanges(from: old, to: new, plan: plan, context)
         }
     }
 
-    private static func effectiveExpiry(of transaction: StoredTransaction, among all: [StoredTransaction]) -> Int64? {
-        guard let expires = transaction.effectiveExpiresDateMs else { return nil }
-        guard transaction.isUpgraded, transaction.cancellationDateMs == nil else { return expires }
-        let replacedAt = all.lazy.map(\.purchaseDateMs).filter { $0 > transaction.purchaseDateMs }.min()
-        return min(expires, replacedAt ?? transaction.purchaseDateMs)
-    }
-
-    private static func emitChanges(from old: SubscriptionRecord, to new: SubscriptionRecord, _ context: RuleContext) throws {
+    /// A plan change is one `subscription.changed` (with `change`): an
+    /// upgrade that moves the expiry later is not also a renewal.
+    private static func emitChanges(
+        from old: SubscriptionRecord, to new: SubscriptionRecord, plan: PlanChange?, _ context: RuleContext
+    ) throws {
         let owner = try context.session.owner(of: new.key)
-        if new.revokedAtMs == nil, let previous = old.expiresDateMs, let expires = new.expiresDateMs, expires > previous {
+        if plan?.atOnce != true, new.revokedAtMs == nil, let previous = old.expiresDateMs, let expires = new.expiresDateMs,
+            expires > previous
+        {
             try context.emit(.renewed(new, previousExpiry: previous, owner: owner, context.origin))
         }
         var aspects: [String] = []
@@ -84,6 +55,8 @@ enum SubscriptionReconciler {
         if old.graceExpiresDateMs != new.graceExpiresDateMs { aspects.append("grace") }
         if old.billingRetry != new.billingRetry { aspects.append("billing_retry") }
         if old.priceConsentStatus != new.priceConsentStatus { aspects.append("price_consent") }
-        if !aspects.isEmpty { try context.emit(.changed(new, aspects: aspects, owner: owner, context.origin)) }
+        if !aspects.isEmpty {
+            try context.emit(.changed(new, aspects: aspects, plan: plan, owner: owner, catalog: context.catalog, context.origin))
+        }
     }
 }

@@ -71,6 +71,30 @@ enum SimRouter {
                 throw HTTPError(.notFound, message: "unknown subscription")
             }
         }
+        router.post("/admin/plan-changes") { request, context in
+            let change = try await request.decode(as: PlanChangeRequest.self, context: context)
+            let made: (notification: SimNotification, transactionID: String?)
+            do throws(SimStore.Failure) {
+                made = try simulator.changePlan(change)
+            } catch .unknownSubscription {
+                throw HTTPError(.notFound, message: "unknown subscription")
+            } catch .levelMismatch {
+                throw HTTPError(.unprocessableContent, message: "the levels contradict a \(change.kind.rawValue)")
+            } catch {
+                throw HTTPError(
+                    .conflict, message: "the subscription is not active, or already on that plan with nothing queued")
+            }
+            await notifier.deliver([made.notification])
+            let subtype = made.notification.subtype
+            var answer: [String: Any] = [
+                "original_transaction_id": change.originalTransactionID, "product_id": change.productID,
+                "kind": change.kind.rawValue,
+                "takes_effect": subtype == "UPGRADE" ? "now" : subtype == "DOWNGRADE" ? "next_renewal" : "cancelled",
+                "now_ms": simulator.now,
+            ]
+            if let id = made.transactionID { answer["transaction_id"] = id }
+            return json(answer)
+        }
         router.post("/admin/clock") { request, context in
             let advance = try await request.decode(as: ClockRequest.self, context: context)
             guard advance.advanceMs >= 0 else { throw HTTPError(.badRequest, message: "advance_ms must not be negative") }

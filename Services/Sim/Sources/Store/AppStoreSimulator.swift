@@ -70,7 +70,7 @@ public final class AppStoreSimulator: Sendable {
             try state.store.purchase(
                 account: request.account, productID: request.productID, type: request.type,
                 period: request.period ?? .month, quantity: request.quantity ?? 1,
-                environment: request.environment.appleEnvironment, now: wallClock() + state.clockOffsetMs,
+                environment: request.environment.appleEnvironment, level: request.level, now: wallClock() + state.clockOffsetMs,
                 appAccountToken: request.appAccountToken)
         }
     }
@@ -78,6 +78,15 @@ public final class AppStoreSimulator: Sendable {
     func refund(transactionID: String, reason: Int) throws(SimStore.Failure) -> SimNotification {
         try state.withLock { state throws(SimStore.Failure) in
             try state.store.refund(transactionID: transactionID, reason: reason, now: wallClock() + state.clockOffsetMs)
+        }
+    }
+
+    /// A plan change (`SimStore.changePlan`); the notification it causes and the new transaction, if one starts now.
+    func changePlan(_ request: PlanChangeRequest) throws(SimStore.Failure) -> (notification: SimNotification, transactionID: String?) {
+        try state.withLock { state throws(SimStore.Failure) in
+            try state.store.changePlan(
+                originalTransactionID: request.originalTransactionID, to: request.productID, kind: request.kind,
+                period: request.period, level: request.level, now: wallClock() + state.clockOffsetMs)
         }
     }
 
@@ -141,10 +150,10 @@ public final class AppStoreSimulator: Sendable {
             let unified = responder.answer(
                 Array(Self.serialize(request)), at: original.environment, store: &state.store, now: now)
             var body: [String: Any] = [
-                "notification_type": notification.type,
+                "notification_type": notification.version1Type ?? notification.type,
                 "environment": original.environment == .sandbox ? "Sandbox" : "PROD",
                 "auto_renew_status": subscription?.autoRenew == true ? "true" : "false",
-                "auto_renew_product_id": subscription?.productID ?? original.productID,
+                "auto_renew_product_id": subscription?.autoRenewProductID ?? original.productID,
                 "auto_renew_status_change_date_ms": String(now),
                 "bid": bundleID,
                 "bvrs": "1",

@@ -66,13 +66,29 @@ struct SimTransaction: Sendable {
     var cancellationReason: Int?
     /// The UUID the app set on the purchase (StoreKit 2's appAccountToken); renewals keep it.
     var appAccountToken: String? = nil
+    /// When a plan change at once (an upgrade, a crossgrade of the same
+    /// period) replaced it: Apple marks it `is_upgraded` / `isUpgraded`.
+    var upgradedMs: Int64? = nil
+    /// Bought by the customer (the first purchase, a plan change at once), not a renewal.
+    var customerPurchase = false
 }
 
 /// One auto-renewable subscription of one Apple account.
 struct SimSubscription: Sendable {
+    /// A plan the subscription renews to at its next renewal (a downgrade, a crossgrade of another period).
+    struct Plan: Sendable, Equatable {
+        var productID: String
+        var period: SimPeriod
+        var level: Int?
+    }
+
     let originalID: String
-    let productID: String
-    let period: SimPeriod
+    /// The current plan: changed at once by an upgrade, at a renewal by a queued change.
+    var productID: String
+    var period: SimPeriod
+    /// Its level in the subscription group (1 the highest), when the buyer named one.
+    var level: Int?
+    var pending: Plan?
     let environment: AppleEnvironment
     let account: String
     var autoRenew: Bool
@@ -80,6 +96,9 @@ struct SimSubscription: Sendable {
     var expirationIntent: Int?
     /// Transaction ids, oldest first.
     var transactionIDs: [String]
+
+    /// What Apple's renewal info names as `auto_renew_product_id`.
+    var autoRenewProductID: String { pending?.productID ?? productID }
 }
 
 /// A receipt the simulator minted: an app receipt of one account, as of its minting.
@@ -97,4 +116,8 @@ public struct SimNotification: Sendable, Equatable {
     public let environment: AppleEnvironment
     /// The transaction it is about (a renewal, a refunded one); nil: the subscription's latest.
     public var transactionID: String? = nil
+    /// Version 2's subtype, when the change says it (DID_CHANGE_RENEWAL_PREF's UPGRADE or DOWNGRADE).
+    public var subtype: String? = nil
+    /// The version 1 type when it differs: Apple sends INTERACTIVE_RENEWAL for an upgrade.
+    public var version1Type: String? = nil
 }

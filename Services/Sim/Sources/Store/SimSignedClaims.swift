@@ -17,8 +17,9 @@ enum SimSignedClaims {
             "purchaseDate": t.purchaseMs, "originalPurchaseDate": t.originalPurchaseMs, "quantity": t.quantity,
             "type": typeName(t.type), "inAppOwnershipType": "PURCHASED", "signedDate": now,
             "environment": environmentName(t.environment),
-            "transactionReason": t.id == t.originalID ? "PURCHASE" : "RENEWAL",
+            "transactionReason": t.customerPurchase ? "PURCHASE" : "RENEWAL",
         ]
+        if t.upgradedMs != nil { claims["isUpgraded"] = true }
         if let expires = t.expiresMs { claims["expiresDate"] = expires }
         if t.type == .autoRenewable { claims["subscriptionGroupIdentifier"] = subscriptionGroup }
         if let order = t.webOrderLineItemID { claims["webOrderLineItemId"] = order }
@@ -32,7 +33,7 @@ enum SimSignedClaims {
 
     static func renewal(_ s: SimSubscription, renewalDate: Int64?, now: Int64) -> [String: Any] {
         var claims: [String: Any] = [
-            "originalTransactionId": s.originalID, "productId": s.productID, "autoRenewProductId": s.productID,
+            "originalTransactionId": s.originalID, "productId": s.productID, "autoRenewProductId": s.autoRenewProductID,
             "autoRenewStatus": s.autoRenew ? 1 : 0, "isInBillingRetryPeriod": false, "signedDate": now,
             "environment": environmentName(s.environment),
         ]
@@ -43,7 +44,8 @@ enum SimSignedClaims {
 
     /// Apple's subtype where the simulator's change has one.
     static func subtype(of notification: SimNotification, subscription: SimSubscription?) -> String? {
-        switch notification.type {
+        if let subtype = notification.subtype { return subtype }
+        return switch notification.type {
         case "DID_CHANGE_RENEWAL_STATUS": subscription?.autoRenew == true ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED"
         default: nil
         }

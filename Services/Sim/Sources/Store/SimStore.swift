@@ -18,6 +18,10 @@ struct SimStore: Sendable {
         case unknownTransaction
         case unknownSubscription
         case alreadyOwned
+        /// A plan change of a subscription not active now, or to the plan it has.
+        case notChangeable
+        /// The levels named contradict the change (an upgrade to a lower level, say).
+        case levelMismatch
         /// A renewal-date extension of a subscription that is not active now (expired or refunded).
         case notExtendable
     }
@@ -71,7 +75,7 @@ struct SimStore: Sendable {
 
     mutating func purchase(
         account: String, productID: String, type: SimProductType, period: SimPeriod, quantity: Int,
-        environment: AppleEnvironment, now: Int64, appAccountToken: String? = nil
+        environment: AppleEnvironment, level: Int? = nil, now: Int64, appAccountToken: String? = nil
     ) throws(Failure) -> Purchase {
         let key = accountKey(account, environment)
         let owned = (accountTransactions[key] ?? []).compactMap { transactions[$0] }
@@ -90,8 +94,8 @@ struct SimStore: Sendable {
         if let expires { earliestDueMs = min(earliestDueMs, expires) }
         if type == .autoRenewable {
             subscriptions[id] = SimSubscription(
-                originalID: id, productID: productID, period: period, environment: environment, account: account,
-                autoRenew: true, renewals: 0, transactionIDs: [id])
+                originalID: id, productID: productID, period: period, level: level, environment: environment,
+                account: account, autoRenew: true, renewals: 0, transactionIDs: [id])
         }
         return Purchase(
             receiptData: mintReceipt(account: account, environment: environment, now: now), transactionID: id,
@@ -203,6 +207,11 @@ struct SimStore: Sendable {
                         environment: subscription.environment))
                     break
                 }
+                // A queued downgrade or crossgrade takes effect with this renewal.
+                if let plan = subscription.pending {
+                    (subscription.productID, subscription.period, subscription.level) = (plan.productID, plan.period, plan.level)
+                    subscription.pending = nil
+                }
                 let id = newID(subscription.environment)
                 let (order, revision) = (newOrder(for: id), nextRevision())
                 transactions[id] = SimTransaction(
@@ -221,6 +230,63 @@ struct SimStore: Sendable {
             subscriptions[originalID] = subscription
         }
         return notifications
+    }
+
+    /// A customer's plan change, as the App Store applies it (StoreKit's
+    /// subscription group rules): an upgrade, or a crossgrade to the same
+    /// period, at once: the current transaction is marked upgraded and a new
+    /// one starts now, its period counted from now (Apple refunds the rest of
+    /// the old one); a downgrade, or a crossgrade to another period, queued
+    /// for the next renewal. Choosing the current plan again while a change
+    /// is queued cancels it. Either way auto-renew is on afterwards.
+    mutating func changePlan(
+        originalTransactionID: String, to productID: String, kind: SimPlanChange, period: SimPeriod?, level: Int?,
+        now: Int64
+    ) throws(Failure) -> (notification: SimNotification, transactionID: String?) {
+        guard var subscription = subscriptions[originalTransactionID], let lastID = subscription.transactionIDs.last,
+            var last = transactions[lastID], let expires = last.expiresMs
+        else { throw .unknownSubscription }
+        guard expires > now, last.cancellationMs == nil else { throw .notChangeable }
+        let environment = subscription.environment
+        let notification = { (subtype: String?, transactionID: String?, v1: String?) in
+            SimNotification(
+                type: "DID_CHANGE_RENEWAL_PREF", originalTransactionID: originalTransactionID, environment: environment,
+                transactionID: transactionID, subtype: subtype, version1Type: v1)
+        }
+        subscription.autoRenew = true
+        subscription.expirationIntent = nil
+        // Renewing again: it falls due at the end of the current period.
+        earliestDueMs = min(earliestDueMs, expires)
+        if productID == subscription.productID {
+            guard subscription.pending != nil else { throw .notChangeable }
+            subscription.pending = nil
+            subscriptions[originalTransactionID] = subscription
+            return (notification(nil, nil, nil), nil)
+        }
+        if let from = subscription.level, let to = level, !kind.allows(from: from, to: to) { throw .levelMismatch }
+        let period = period ?? subscription.period
+        guard kind == .upgrade || (kind == .crossgrade && period == subscription.period) else {
+            subscription.pending = SimSubscription.Plan(productID: productID, period: period, level: level)
+            subscriptions[originalTransactionID] = subscription
+            return (notification("DOWNGRADE", nil, nil), nil)
+        }
+        last.upgradedMs = now
+        last.revision = nextRevision()
+        transactions[lastID] = last
+        let id = newID(subscription.environment)
+        let (order, revision) = (newOrder(for: id), nextRevision())
+        let ends = now + period.milliseconds(in: subscription.environment)
+        transactions[id] = SimTransaction(
+            id: id, account: subscription.account, environment: subscription.environment, originalID: originalTransactionID,
+            productID: productID, type: .autoRenewable, quantity: 1, purchaseMs: now,
+            originalPurchaseMs: last.originalPurchaseMs, expiresMs: ends, webOrderLineItemID: id + "1", orderID: order,
+            revision: revision, customerPurchase: true)
+        (subscription.productID, subscription.period, subscription.level, subscription.pending) = (productID, period, level, nil)
+        subscription.transactionIDs.append(id)
+        subscriptions[originalTransactionID] = subscription
+        accountTransactions[accountKey(subscription.account, subscription.environment), default: []].append(id)
+        earliestDueMs = min(earliestDueMs, ends)
+        return (notification("UPGRADE", id, "INTERACTIVE_RENEWAL"), id)
     }
 
     /// The earliest end of period among subscriptions that will renew.

@@ -84,6 +84,8 @@ struct SimVerifyResponder: Sendable {
             fields["subscription_group_identifier"] = "20000001"
         }
         if let line = t.webOrderLineItemID { fields["web_order_line_item_id"] = line }
+        // As in Apple's answers (twigano's 2020 capture): the flag, no cancellation date.
+        if t.upgradedMs != nil { fields["is_upgraded"] = "true" }
         if let cancelled = t.cancellationMs {
             fields["cancellation_date"] = gmt(cancelled)
             fields["cancellation_date_ms"] = String(cancelled)
@@ -96,7 +98,7 @@ struct SimVerifyResponder: Sendable {
         var fields: [String: Any] = [
             "original_transaction_id": s.originalID,
             "product_id": s.productID,
-            "auto_renew_product_id": s.productID,
+            "auto_renew_product_id": s.autoRenewProductID,
             "auto_renew_status": s.autoRenew ? "1" : "0",
         ]
         if let intent = s.expirationIntent {
