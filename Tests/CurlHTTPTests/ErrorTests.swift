@@ -26,7 +26,11 @@ import Glibc
         defer { reserved.close() }
         try await withRunningClient { client, _ in
             let error = await failure { () async throws(HTTPClientError) in
-                try await client.execute(HTTPRequest(method: .get, url: "http://127.0.0.1:\(reserved.port)/"))
+                // Time-outs no loaded machine reaches: only the reset can end it.
+                try await client.execute(
+                    HTTPRequest(
+                        method: .get, url: "http://127.0.0.1:\(reserved.port)/", connectTimeout: .seconds(120),
+                        totalTimeout: .seconds(120)))
             }
             #expect(error == .connectFailed)
         }
@@ -103,7 +107,8 @@ import Glibc
         try await withRunningClient(logger: recorder.logger) { client, _ in
             let request = HTTPRequest(
                 method: .post, url: "http://127.0.0.1:\(reserved.port)/verify?token=SECRET-Q",
-                headers: [("Authorization", "Bearer SECRET-H")], body: Array("SECRET-B".utf8))
+                headers: [("Authorization", "Bearer SECRET-H")], body: Array("SECRET-B".utf8), connectTimeout: .seconds(120),
+                totalTimeout: .seconds(120))
             let error = await failure { () async throws(HTTPClientError) in try await client.execute(request) }
             #expect(error == .connectFailed)
             #expect(!"\(String(describing: error))".contains("SECRET"))

@@ -7,12 +7,12 @@ import Glibc
 #endif
 
 /// Many transfers through one client. Wall times are printed, not asserted:
-/// the CI machine has two cores and other work.
+/// the CI machine has two cores and other work (so the time-outs are long).
 @Suite(.serialized) struct LoadTests {
     @Test func fiveHundredConcurrentPosts() async throws {
         let count = 500
         try raiseOpenFileLimit(to: 3 * count)
-        try await Harness.with { harness in
+        try await Harness.with(CurlHTTPClient.Configuration(connectTimeout: .seconds(60), totalTimeout: .seconds(60))) { harness in
             let clock = ContinuousClock()
             let start = clock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -38,7 +38,8 @@ import Glibc
         let count = 2_000
         // Both ends of every connection live in this process.
         try raiseOpenFileLimit(to: 3 * count)
-        let configuration = CurlHTTPClient.Configuration(maxConcurrentTransfers: count, maxConnectionsPerHost: count)
+        let configuration = CurlHTTPClient.Configuration(
+            maxConcurrentTransfers: count, maxConnectionsPerHost: count, connectTimeout: .seconds(60), totalTimeout: .seconds(60))
         try await Harness.with(configuration) { harness in
             let clock = ContinuousClock()
             let start = clock.now
@@ -64,7 +65,8 @@ import Glibc
     @Test func theHostCapHoldsAcrossTheClientsMultiHandles() async throws {
         let (count, cap) = (700, 600)
         try raiseOpenFileLimit(to: 3 * count)
-        let configuration = CurlHTTPClient.Configuration(maxConcurrentTransfers: count, maxConnectionsPerHost: cap)
+        let configuration = CurlHTTPClient.Configuration(
+            maxConcurrentTransfers: count, maxConnectionsPerHost: cap, connectTimeout: .seconds(60), totalTimeout: .seconds(60))
         try await Harness.with(configuration) { harness in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<count {
@@ -85,7 +87,8 @@ import Glibc
     @Test func eachOriginGetsItsWholeCapAcrossTheHandles() async throws {
         let cap = 512
         try raiseOpenFileLimit(to: 6 * cap)
-        let configuration = CurlHTTPClient.Configuration(maxConcurrentTransfers: 2 * cap, maxConnectionsPerHost: cap)
+        let configuration = CurlHTTPClient.Configuration(
+            maxConcurrentTransfers: 2 * cap, maxConnectionsPerHost: cap, connectTimeout: .seconds(60), totalTimeout: .seconds(60))
         try await TestServer.with { first in
             try await TestServer.with { second in
                 try await withRunningClient(configuration) { client, _ in
