@@ -13,6 +13,9 @@
 //
 //   --compare-stores URL  instead: (a) on SQLite and on PostgreSQL (a throw-away database
 //                         on URL's server), alternating, twice each
+//   --peers DIR           instead: Storekeeper against the peers in DIR (bench/peers), alternating,
+//                         --rounds times (PeerComparison.swift; --flask-rate, --flask-requests, --in-flight,
+//                         --contenders storekeeper,asyncio_server,...)
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
 import BenchmarkSupport
@@ -32,6 +35,16 @@ struct Options {
     var skipOpenLoop = false
     /// A PostgreSQL server: run (a) on each store in turn instead of the scenarios.
     var compareStores: String?
+    /// The peers' directory: compare Storekeeper with them instead of the scenarios.
+    var peers: String?
+    var rounds = 3
+    /// The Flask peer serves tens a second with Apple at 3 s: its own open-loop rate and closed-loop count.
+    var flaskRate = 40.0
+    var flaskRequests = 4_000
+    /// Verifications held in flight at once for the peak RSS line of --peers.
+    var inFlight = 10_000
+    /// Which of --peers' servers run, in this order.
+    var contenders = PeerComparison.order
     var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
     init() {
@@ -50,6 +63,12 @@ struct Options {
             case "--verifiers": verifiers = Int(value) ?? verifiers
             case "--bin-dir": binDir = value
             case "--compare-stores": compareStores = value
+            case "--peers": peers = value
+            case "--rounds": rounds = Int(value) ?? rounds
+            case "--flask-rate": flaskRate = Double(value) ?? flaskRate
+            case "--flask-requests": flaskRequests = Int(value) ?? flaskRequests
+            case "--in-flight": inFlight = Int(value) ?? inFlight
+            case "--contenders": contenders = value.split(separator: ",").map(String.init)
             default:
                 FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
                 exit(64)
@@ -101,6 +120,10 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
 }
 
 let options = Options()
+if let peers = options.peers {
+    try await PeerComparison.run(options, peersDirectory: peers)
+    exit(0)
+}
 if let serverURL = options.compareStores {
     try await StoreComparison.run(options, serverURL: serverURL).forEach { print($0) }
     exit(0)
