@@ -1,5 +1,5 @@
 // Storekeeper against the servers people write instead (issue 20), in one run:
-// one simulator, this generator and the same mix of receipts for each server,
+// the same simulator, this generator and the same mix of receipts for each server,
 // one after the other, round after round, so the machine's drift shows
 // between rounds rather than between servers. Each server gets a fresh
 // database and receipts minted for it alone.
@@ -9,10 +9,11 @@
 //
 // For each server and round:
 //   (a)  Apple at once, closed loop with --concurrency in flight: successful answers/s
-//   (b)  Apple at 3 s ± 1 s, open loop at --rate (--flask-rate for the Flask peer) for
+//   (b)  Apple at 3 s ± 1 s, open loop at --peer-rate (--flask-rate for the Flask peer) for
 //        --seconds: the rate it sustained, from how its latency grew (LoadSummary.Backlog)
-//   RSS  --in-flight verifications sent over 6 s while Apple takes 6 s, so that at the
-//        end all of them are in flight at once (not for the Flask peer: it holds 40)
+//   RSS  before (b): --in-flight verifications sent over 6 s while Apple takes 6 s, so that at
+//        the end all of them are in flight at once (not for the Flask peer: it holds 40)
+// Each server gets a simulator of its own, started afresh.
 import BenchmarkSupport
 import Foundation
 import NIOCore
@@ -97,6 +98,9 @@ struct PeerRun {
     let openRate: Double
     let openCPU: (server: Double, sim: Double, generator: Double)
     let inFlight: LoadSummary?
+    /// The most resident memory its processes held together while --in-flight verifications were under way.
+    let inFlightRSSKiB: Int
+    /// The sum of its processes' peaks over the whole run, the overloaded open loop included.
     let peakRSSKiB: Int
 
     var closedRate: Double { Double(closed.succeeded) / closed.wall.seconds }
@@ -113,49 +117,53 @@ enum PeerComparison {
     static let order = ["asyncio_server", "storekeeper", "flask_inapppy"]
 
     static func run(_ options: Options, peersDirectory: String) async throws {
-        let simPort = freePort()
-        let simProcess = try BenchmarkSupport.start(
-            "storekeeper-sim",
-            ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)", "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
-             "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"],
-            binDir: options.binDir)
-        let current = Mutex<Contender?>(nil)
+        let current = Mutex<(Contender, Process)?>(nil)
         let interruptions = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number)
             source.setEventHandler {
-                current.withLock { $0?.stop() }
-                simProcess.terminate()
+                current.withLock {
+                    $0?.0.stop()
+                    $0?.1.terminate()
+                }
                 exit(130)
             }
             source.resume()
             return source
         }
-        defer {
-            interruptions.forEach { $0.cancel() }
-            simProcess.terminate()
-            simProcess.waitUntilExit()
-        }
-        let simulator = HTTPLoadClient(host: "127.0.0.1", port: simPort)
-        defer { Task { await simulator.shutdown() } }
-        try await Task.sleep(for: .seconds(1))
-
+        defer { interruptions.forEach { $0.cancel() } }
         var runs: [PeerRun] = []
         for round in 1...options.rounds {
             for name in options.contenders {
+                // A simulator of its own: its sandbox subscriptions renew every 5 minutes, and once the
+                // first come due, every verifyReceipt walks them all; a long session would tax the last.
+                let simPort = freePort()
+                let simProcess = try BenchmarkSupport.start(
+                    "storekeeper-sim",
+                    ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)", "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
+                     "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"],
+                    binDir: options.binDir)
+                defer {
+                    simProcess.terminate()
+                    simProcess.waitUntilExit()
+                }
                 let contender = try await start(name, options, peersDirectory: peersDirectory, simPort: simPort)
-                current.withLock { $0 = contender }
+                current.withLock { $0 = (contender, simProcess) }
+                let simulator = HTTPLoadClient(host: "127.0.0.1", port: simPort)
                 let result: PeerRun
                 do {
                     result = try await measure(
                         contender, round: round, options, simulator: simulator, simPid: simProcess.processIdentifier)
                 } catch {
                     contender.stop()
+                    await simulator.shutdown()
                     throw error
                 }
                 contender.stop()
+                await simulator.shutdown()
                 current.withLock { $0 = nil }
                 print(describe(result))
+                fflush(nil)
                 runs.append(result)
             }
         }
@@ -180,7 +188,7 @@ enum PeerComparison {
     ) async throws -> PeerRun {
         let flask = contender.name == "flask_inapppy"
         let closedCount = flask ? options.flaskRequests : options.requests
-        let openRate = flask ? options.flaskRate : options.rate
+        let openRate = flask ? options.flaskRate : options.peerRate
         let openCount = Int(openRate * options.seconds)
         let inFlightCount = flask ? 0 : options.inFlight
         let minted = try await Workload.mint(
@@ -214,22 +222,35 @@ enum PeerComparison {
             try await ClosedLoop.run(count: closedCount, concurrency: options.concurrency) { await post(closedBodies[$0]) }
         }
 
+        // Before the open loop: its overload leaves far more than --in-flight behind, and freed memory stays resident.
+        var inFlight: LoadSummary?
+        var inFlightRSS = 0
+        if inFlightCount > 0 {
+            try await setLatency(6_000, 6_000)
+            let bodies = try Workload.receiptBodies(Array(minted[closedCount..<closedCount + inFlightCount]))
+            let sampling = Task {
+                var highest = 0
+                while !Task.isCancelled {
+                    highest = max(highest, contender.processes().map(residentKiB).reduce(0, +))
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                return highest
+            }
+            inFlight = await OpenLoop.run(count: inFlightCount, rate: Double(inFlightCount) / 6) { await post(bodies[$0]) }
+            sampling.cancel()
+            inFlightRSS = await sampling.value
+        }
+
         try await setLatency(2_000, 4_000)
-        let openBodies = try Workload.receiptBodies(Array(minted[closedCount..<closedCount + openCount]))
+        let openBodies = try Workload.receiptBodies(Array(minted[(closedCount + inFlightCount)...]))
         let (open, openCPU) = await costed(openCount) {
             await OpenLoop.run(count: openCount, rate: openRate) { await post(openBodies[$0]) }
         }
 
-        var inFlight: LoadSummary?
-        if inFlightCount > 0 {
-            try await setLatency(6_000, 6_000)
-            let bodies = try Workload.receiptBodies(Array(minted[(closedCount + openCount)...]))
-            inFlight = await OpenLoop.run(count: inFlightCount, rate: Double(inFlightCount) / 6) { await post(bodies[$0]) }
-        }
         let peak = contender.processes().map(peakResidentKiB).reduce(0, +)
         return PeerRun(
             name: contender.name, round: round, closed: closed, closedCPU: closedCPU, open: open, openRate: openRate,
-            openCPU: openCPU, inFlight: inFlight, peakRSSKiB: peak)
+            openCPU: openCPU, inFlight: inFlight, inFlightRSSKiB: inFlightRSS, peakRSSKiB: peak)
     }
 
     static func describe(_ run: PeerRun) -> String {
@@ -246,15 +267,16 @@ enum PeerComparison {
                 + "latency grew \(fixed(run.open.backlog?.drift.milliseconds ?? 0, 0)) ms, errors: \(run.open.errors); \(cpu(run.openCPU))",
         ]
         if let inFlight = run.inFlight {
-            lines.append("  in flight: \(inFlight.count) sent over 6 s, Apple at 6 s: \(inFlight.succeeded) answered 200, errors: \(inFlight.errors)")
+            lines.append("  in flight: \(inFlight.count) sent over 6 s, Apple at 6 s: \(inFlight.succeeded) answered 200, errors: "
+                + "\(inFlight.errors); RSS of all its processes meanwhile at most \(run.inFlightRSSKiB / 1_024) MiB")
         }
-        lines.append("  peak RSS, all its processes: \(run.peakRSSKiB / 1_024) MiB")
+        lines.append("  peak RSS over the run, all its processes (each one's peak, summed): \(run.peakRSSKiB / 1_024) MiB")
         return lines.joined(separator: "\n")
     }
 
     /// Storekeeper over each peer, round by round.
     static func summary(_ runs: [PeerRun]) -> String {
-        var lines = ["round | server | (a) answers/s | (b) sustained/s | CPU ms/verification (a) / (b) | peak RSS MiB | Storekeeper ÷ it: (a) / (b)"]
+        var lines = ["round | server | (a) answers/s | (b) sustained/s | CPU ms/verification (a) / (b) | RSS MiB in flight / peak | Storekeeper ÷ it: (a) / (b)"]
         for run in runs {
             let storekeeper = runs.first { $0.round == run.round && $0.name == "storekeeper" }
             var ratios = "-"
@@ -270,7 +292,7 @@ enum PeerComparison {
             }
             lines.append(
                 "\(run.round) | \(run.name) | \(fixed(run.closedRate, 0)) | \(run.sustainedText) | "
-                    + "\(fixed(run.closedCPU.server, 3)) / \(fixed(run.openCPU.server, 3)) | \(run.peakRSSKiB / 1_024) | \(ratios)")
+                    + "\(fixed(run.closedCPU.server, 3)) / \(fixed(run.openCPU.server, 3)) | \(run.inFlightRSSKiB / 1_024) / \(run.peakRSSKiB / 1_024) | \(ratios)")
         }
         return lines.joined(separator: "\n")
     }

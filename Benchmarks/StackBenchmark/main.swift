@@ -14,7 +14,7 @@
 //   --compare-stores URL  instead: (a) on SQLite and on PostgreSQL (a throw-away database
 //                         on URL's server), alternating, twice each
 //   --peers DIR           instead: Storekeeper against the peers in DIR (bench/peers), alternating,
-//                         --rounds times (PeerComparison.swift; --flask-rate, --flask-requests, --in-flight,
+//                         --rounds times (PeerComparison.swift; --peer-rate, --flask-rate, --flask-requests, --in-flight,
 //                         --contenders storekeeper,asyncio_server,...)
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
@@ -43,6 +43,8 @@ struct Options {
     var flaskRequests = 4_000
     /// Verifications held in flight at once for the peak RSS line of --peers.
     var inFlight = 10_000
+    /// --peers' open loop (b): above what the servers sustain, so that the rate each served shows.
+    var peerRate = 1_500.0
     /// Which of --peers' servers run, in this order.
     var contenders = PeerComparison.order
     var binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
@@ -68,6 +70,7 @@ struct Options {
             case "--flask-rate": flaskRate = Double(value) ?? flaskRate
             case "--flask-requests": flaskRequests = Int(value) ?? flaskRequests
             case "--in-flight": inFlight = Int(value) ?? inFlight
+            case "--peer-rate": peerRate = Double(value) ?? peerRate
             case "--contenders": contenders = value.split(separator: ",").map(String.init)
             default:
                 FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
