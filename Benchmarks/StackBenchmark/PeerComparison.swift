@@ -104,12 +104,18 @@ struct PeerRun {
     let peakRSSKiB: Int
 
     var closedRate: Double { Double(closed.succeeded) / closed.wall.seconds }
-    /// The rate it served in (b), counting successful answers only; nil when it kept up (it sustains at least `openRate`).
+    /// Whether (b)'s latency growth says anything: with more than 1 % failed (connections the server did not
+    /// accept within 10 s, when the machine is starved), the latencies left are not a queue's.
+    var openValid: Bool { open.succeeded * 100 >= open.count * 99 }
+    /// The rate it served in (b); nil when it kept up (it sustains at least `openRate`) or the run is not valid.
     var sustained: Double? {
-        guard let backlog = open.backlog, !backlog.keptUp else { return nil }
-        return backlog.served(offered: openRate) * Double(open.succeeded) / Double(max(1, open.count))
+        guard openValid, let backlog = open.backlog, !backlog.keptUp else { return nil }
+        return backlog.served(offered: openRate)
     }
-    var sustainedText: String { sustained.map { fixed($0, 0) } ?? "≥ \(fixed(openRate, 0)) (kept up)" }
+    var sustainedText: String {
+        guard openValid else { return "? (\(open.count - open.succeeded) failed)" }
+        return sustained.map { fixed($0, 0) } ?? "≥ \(fixed(openRate, 0)) (kept up)"
+    }
 }
 
 enum PeerComparison {
@@ -281,13 +287,14 @@ enum PeerComparison {
             let storekeeper = runs.first { $0.round == run.round && $0.name == "storekeeper" }
             var ratios = "-"
             if let storekeeper, run.name != "storekeeper" {
-                let open: String
+                var open: String
                 switch (storekeeper.sustained, run.sustained) {
                 case let (mine?, theirs?): open = fixed(mine / theirs, 2)
                 case let (nil, theirs?): open = "≥ \(fixed(storekeeper.openRate / theirs, 2))"
                 case let (mine?, nil): open = "≤ \(fixed(mine / run.openRate, 2))"
                 case (nil, nil): open = "? (both kept up)"
                 }
+                if !storekeeper.openValid || !run.openValid { open = "? (failures)" }
                 ratios = "\(fixed(storekeeper.closedRate / run.closedRate, 2)) / \(open)"
             }
             lines.append(
