@@ -19,11 +19,13 @@ struct BenchStack {
     /// - Parameters:
     ///   - databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
     ///   - receiptMode: how the verifiers read receipts (`STOREKEEPER_RECEIPT_VERIFICATION`).
+    ///   - simulatorPort: a simulator already running there (not a member), or nil to start one.
     static func start(
-        binDir: String, verifiers: Int, databaseURL: String? = nil, receiptMode: ReceiptMode = .verifyReceipt
+        binDir: String, verifiers: Int, databaseURL: String? = nil, receiptMode: ReceiptMode = .verifyReceipt,
+        simulatorPort: Int? = nil
     ) async throws -> BenchStack {
         let ports = freePorts(8 + verifiers)
-        let (gatewayPort, simPort) = (ports[0], ports[1])
+        let (gatewayPort, simPort) = (ports[0], simulatorPort ?? ports[1])
         let endpoints = [
             "STOREKEEPER_VERIFIER_ENDPOINT": "tcp://127.0.0.1:\(ports[2])",
             "STOREKEEPER_LEDGER_ENDPOINT": "tcp://127.0.0.1:\(ports[3])",
@@ -37,8 +39,10 @@ struct BenchStack {
         ]) { $1 }
         let dataDirectory = NSTemporaryDirectory() + "storekeeper-bench-\(UUID().uuidString)"
         var members: [(String, Process)] = []
-        members.append(("sim", try BenchmarkSupport.start(
-            "storekeeper-sim", common.merging(["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"]) { $1 }, binDir: binDir)))
+        if simulatorPort == nil {
+            members.append(("sim", try BenchmarkSupport.start(
+                "storekeeper-sim", common.merging(["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"]) { $1 }, binDir: binDir)))
+        }
         members.append(("ledger", try BenchmarkSupport.start(
             "storekeeper-ledger",
             common.merging(["STOREKEEPER_DATA_DIR": dataDirectory]) { $1 }

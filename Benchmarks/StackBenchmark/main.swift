@@ -15,6 +15,9 @@
 //                            on URL's server), alternating, twice each
 //   --compare-receipt-modes  instead: (a) with receipts read by verifyReceipt and by the
 //                            App Store Server API, alternating, twice each
+//   --peers DIR              instead: Storekeeper against the peers in DIR (bench/peers), alternating,
+//                            --rounds times (PeerComparison.swift; --peer-rate, --flask-rate, --flask-requests,
+//                            --in-flight, --contenders storekeeper,asyncio_server,...)
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
 import ArgumentParser
@@ -40,6 +43,18 @@ struct Options: ParsableCommand {
     var compareStores: String?
     @Flag(help: "Run (a) with receipts read by verifyReceipt and by the App Store Server API instead.")
     var compareReceiptModes = false
+    @Option(help: "The peers' directory (bench/peers): compare Storekeeper with them instead of the scenarios.")
+    var peers: String?
+    @Option(help: "Alternating rounds of --peers.") var rounds = 3
+    @Option(help: "The Flask peer's open-loop rate (it serves tens a second with Apple at 3 s).") var flaskRate = 40.0
+    @Option(help: "The Flask peer's closed-loop requests.") var flaskRequests = 4_000
+    @Option(help: "Verifications held in flight at once for the peak RSS line of --peers.") var inFlight = 10_000
+    @Option(help: "--peers' open loop (b): above what the servers sustain, so that the rate each served shows.")
+    var peerRate = 1_500.0
+    @Option(
+        help: "Which of --peers' servers run, in this order (comma-separated).",
+        transform: { $0.split(separator: ",").map(String.init) })
+    var contenders = PeerComparison.order
     @Option(help: "Where the storekeeper executables are.") var binDir = URL(fileURLWithPath: CommandLine.arguments[0])
         .deletingLastPathComponent().path
 }
@@ -87,6 +102,10 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
 }
 
 let options = Options.parseOrExit()
+if let peers = options.peers {
+    try await PeerComparison.run(options, peersDirectory: peers)
+    exit(0)
+}
 if let serverURL = options.compareStores {
     try await SideBySide.run(options, SideBySide.stores(options, serverURL: serverURL)).forEach { print($0) }
     exit(0)

@@ -96,3 +96,24 @@ public func cpuSecondsOfProcesses(named name: String) -> [Int32: Double] {
 public func cpuSecondsUsed(from before: [Int32: Double], to after: [Int32: Double]) -> Double {
     after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
 }
+
+/// `pid` and every process below it (a server's forked workers), from each process's parent in /proc.
+public func processTree(_ pid: Int32) -> [Int32] {
+    var children: [Int32: [Int32]] = [:]
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+        guard let child = Int32(entry),
+            let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { continue }
+        // After the command name: state, then the parent's pid.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        if fields.count > 1, let parent = Int32(fields[1]) { children[parent, default: []].append(child) }
+    }
+    var tree = [pid]
+    var index = 0
+    while index < tree.count {
+        tree += children[tree[index]] ?? []
+        index += 1
+    }
+    return tree
+}

@@ -1,0 +1,306 @@
+// Storekeeper against the servers people write instead (issue 20), in one run:
+// the same simulator, this generator and the same mix of receipts for each server,
+// one after the other, round after round, so the machine's drift shows
+// between rounds rather than between servers. Each server gets a fresh
+// database and receipts minted for it alone.
+//
+//   --peers DIR   DIR/NAME/run starts a peer: a server of POST /v1/receipts that
+//                 reads the same STOREKEEPER_* variables (bench/peers/README.md)
+//
+// For each server and round:
+//   (a)  Apple at once, closed loop with --concurrency in flight: successful answers/s
+//   (b)  Apple at 3 s ± 1 s, open loop at --peer-rate (--flask-rate for the Flask peer) for
+//        --seconds: the rate it sustained, from how its latency grew (LoadSummary.Backlog)
+//   RSS  before (b): --in-flight verifications sent over 6 s while Apple takes 6 s, so that at
+//        the end all of them are in flight at once (not for the Flask peer: it holds 40)
+// Each server gets a simulator of its own, started afresh.
+import BenchmarkSupport
+import Foundation
+import NIOCore
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A server under test: its port and its processes.
+struct Contender: Sendable {
+    let name: String
+    let port: Int
+    /// Its processes now (a peer's workers are found below its first process).
+    let processes: @Sendable () -> [Int32]
+    let stop: @Sendable () -> Void
+}
+
+/// A peer: `DIR/run`, given the variables Storekeeper reads, on a free port and a data directory of its own.
+struct PeerServer: Sendable {
+    let process: Process
+    let port: Int
+    let dataDirectory: String
+
+    static func start(_ directory: String, simPort: Int) async throws -> PeerServer {
+        let port = freePort()
+        let sim = "http://127.0.0.1:\(simPort)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: directory).appendingPathComponent("run")
+        let dataDirectory = NSTemporaryDirectory() + "storekeeper-peer-\(UUID().uuidString)"
+        process.environment = [
+            // bench.sh puts the peers' virtual environment first.
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(port)",
+            "STOREKEEPER_DATA_DIR": dataDirectory,
+            "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
+            "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt",
+            "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
+            "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+        ]
+        try process.run()
+        let peer = PeerServer(process: process, port: port, dataDirectory: dataDirectory)
+        for _ in 0..<300 {
+            if try await ready(port) {
+                // Every worker started, not just the first.
+                try await Task.sleep(for: .seconds(1))
+                return peer
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        peer.stop()
+        throw BenchStack.NotReady()
+    }
+
+    /// Whether GET /readyz answers 200.
+    private static func ready(_ port: Int) async throws -> Bool {
+        guard let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/readyz")!)
+        else { return false }
+        return (response as? HTTPURLResponse)?.statusCode == 200
+    }
+
+    func stop() {
+        let tree = processTree(process.processIdentifier)
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        // Workers their parent left behind.
+        for pid in tree.dropFirst() where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+}
+
+/// What one server did in one round.
+struct PeerRun {
+    let name: String
+    let round: Int
+    let closed: LoadSummary
+    /// CPU ms per verification: the server's processes, the simulator, the generator.
+    let closedCPU: (server: Double, sim: Double, generator: Double)
+    let open: LoadSummary
+    let openRate: Double
+    let openCPU: (server: Double, sim: Double, generator: Double)
+    let inFlight: LoadSummary?
+    /// The most resident memory its processes held together while --in-flight verifications were under way.
+    let inFlightRSSKiB: Int
+    /// The sum of its processes' peaks over the whole run, the overloaded open loop included.
+    let peakRSSKiB: Int
+
+    var closedRate: Double { Double(closed.succeeded) / closed.wall.seconds }
+    /// Whether (b)'s latency growth says anything: with more than 1 % failed (connections the server did not
+    /// accept within 10 s, when the machine is starved), the latencies left are not a queue's.
+    var openValid: Bool { open.succeeded * 100 >= open.count * 99 }
+    /// The rate it served in (b); nil when it kept up (it sustains at least `openRate`) or the run is not valid.
+    var sustained: Double? {
+        guard openValid, let backlog = open.backlog, !backlog.keptUp else { return nil }
+        return backlog.served(offered: openRate)
+    }
+    var sustainedText: String {
+        guard openValid else { return "? (\(open.count - open.succeeded) failed)" }
+        return sustained.map { fixed($0, 0) } ?? "≥ \(fixed(openRate, 0)) (kept up)"
+    }
+}
+
+enum PeerComparison {
+    /// Who runs, in each round: `storekeeper` or a peer's directory name.
+    static let order = ["asyncio_server", "storekeeper", "flask_inapppy"]
+
+    static func run(_ options: Options, peersDirectory: String) async throws {
+        let current = Mutex<(Contender, Process)?>(nil)
+        let interruptions = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler {
+                current.withLock {
+                    $0?.0.stop()
+                    $0?.1.terminate()
+                }
+                exit(130)
+            }
+            source.resume()
+            return source
+        }
+        defer { interruptions.forEach { $0.cancel() } }
+        var runs: [PeerRun] = []
+        for round in 1...options.rounds {
+            for name in options.contenders {
+                // A simulator of its own: its sandbox subscriptions renew every 5 minutes, and once the
+                // first come due, every verifyReceipt walks them all; a long session would tax the last.
+                let simPort = freePort()
+                let simProcess = try BenchmarkSupport.start(
+                    "storekeeper-sim",
+                    ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)", "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
+                     "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"],
+                    binDir: options.binDir)
+                defer {
+                    simProcess.terminate()
+                    simProcess.waitUntilExit()
+                }
+                let contender = try await start(name, options, peersDirectory: peersDirectory, simPort: simPort)
+                current.withLock { $0 = (contender, simProcess) }
+                let simulator = HTTPLoadClient(host: "127.0.0.1", port: simPort)
+                let result: PeerRun
+                do {
+                    result = try await measure(
+                        contender, round: round, options, simulator: simulator, simPid: simProcess.processIdentifier)
+                } catch {
+                    contender.stop()
+                    await simulator.shutdown()
+                    throw error
+                }
+                contender.stop()
+                await simulator.shutdown()
+                current.withLock { $0 = nil }
+                print(describe(result))
+                fflush(nil)
+                runs.append(result)
+            }
+        }
+        print()
+        print(summary(runs))
+    }
+
+    static func start(_ name: String, _ options: Options, peersDirectory: String, simPort: Int) async throws -> Contender {
+        if name == "storekeeper" {
+            let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers, simulatorPort: simPort)
+            return Contender(
+                name: name, port: stack.gatewayPort, processes: { stack.members.map(\.process.processIdentifier) },
+                stop: { stack.stop() })
+        }
+        let peer = try await PeerServer.start(peersDirectory + "/" + name, simPort: simPort)
+        let root = peer.process.processIdentifier
+        return Contender(name: name, port: peer.port, processes: { processTree(root) }, stop: { peer.stop() })
+    }
+
+    static func measure(
+        _ contender: Contender, round: Int, _ options: Options, simulator: HTTPLoadClient, simPid: Int32
+    ) async throws -> PeerRun {
+        let flask = contender.name == "flask_inapppy"
+        let closedCount = flask ? options.flaskRequests : options.requests
+        let openRate = flask ? options.flaskRate : options.peerRate
+        let openCount = Int(openRate * options.seconds)
+        let inFlightCount = flask ? 0 : options.inFlight
+        let minted = try await Workload.mint(
+            closedCount + openCount + inFlightCount, prefix: "r\(round)-\(contender.name)", simulator: simulator)
+        let server = HTTPLoadClient(host: "127.0.0.1", port: contender.port)
+        defer { Task { await server.shutdown() } }
+        @Sendable func post(_ body: ByteBuffer) async -> String {
+            outcome(of: await attempt { try await server.send(.POST, "/v1/receipts", json: body) })
+        }
+        func setLatency(_ low: Int, _ high: Int) async throws {
+            for environment in ["production", "sandbox"] {
+                _ = try await simulator.send(
+                    .POST, "/admin/faults/\(environment)", json: try Workload.json(["latency_min_ms": low, "latency_max_ms": high]))
+            }
+        }
+        /// CPU ms per verification of the server, the simulator and the generator over `phase`.
+        func costed(_ count: Int, _ phase: () async throws -> LoadSummary) async rethrows -> (LoadSummary, (Double, Double, Double)) {
+            let pids = contender.processes()
+            let before = (pids.map(cpuSeconds), cpuSeconds(simPid), cpuSeconds(getpid()))
+            let summary = try await phase()
+            let after = (pids.map(cpuSeconds), cpuSeconds(simPid), cpuSeconds(getpid()))
+            let perVerification = { (seconds: Double) in 1_000 * seconds / Double(count) }
+            return (summary, (
+                perVerification(zip(after.0, before.0).map { $0 - $1 }.reduce(0, +)),
+                perVerification(after.1 - before.1), perVerification(after.2 - before.2)))
+        }
+
+        try await setLatency(0, 0)
+        let closedBodies = try Workload.receiptBodies(Array(minted[0..<closedCount]))
+        let (closed, closedCPU) = try await costed(closedCount) {
+            try await ClosedLoop.run(count: closedCount, concurrency: options.concurrency) { await post(closedBodies[$0]) }
+        }
+
+        // Before the open loop: its overload leaves far more than --in-flight behind, and freed memory stays resident.
+        var inFlight: LoadSummary?
+        var inFlightRSS = 0
+        if inFlightCount > 0 {
+            try await setLatency(6_000, 6_000)
+            let bodies = try Workload.receiptBodies(Array(minted[closedCount..<closedCount + inFlightCount]))
+            let sampling = Task {
+                var highest = 0
+                while !Task.isCancelled {
+                    highest = max(highest, contender.processes().map(residentKiB).reduce(0, +))
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                return highest
+            }
+            inFlight = await OpenLoop.run(count: inFlightCount, rate: Double(inFlightCount) / 6) { await post(bodies[$0]) }
+            sampling.cancel()
+            inFlightRSS = await sampling.value
+        }
+
+        try await setLatency(2_000, 4_000)
+        let openBodies = try Workload.receiptBodies(Array(minted[(closedCount + inFlightCount)...]))
+        let (open, openCPU) = await costed(openCount) {
+            await OpenLoop.run(count: openCount, rate: openRate) { await post(openBodies[$0]) }
+        }
+
+        let peak = contender.processes().map(peakResidentKiB).reduce(0, +)
+        return PeerRun(
+            name: contender.name, round: round, closed: closed, closedCPU: closedCPU, open: open, openRate: openRate,
+            openCPU: openCPU, inFlight: inFlight, inFlightRSSKiB: inFlightRSS, peakRSSKiB: peak)
+    }
+
+    static func describe(_ run: PeerRun) -> String {
+        func cpu(_ cost: (server: Double, sim: Double, generator: Double)) -> String {
+            "CPU ms per verification: server \(fixed(cost.server, 3)), sim \(fixed(cost.sim, 3)), generator \(fixed(cost.generator, 3))"
+        }
+        var lines = [
+            "round \(run.round) \(run.name):",
+            "  (a) Apple at once, closed loop: \(fixed(run.closedRate, 0)) successful answers/s (\(run.closed.succeeded) of "
+                + "\(run.closed.count)), p50 \(fixed(run.closed.percentile(0.5).milliseconds, 1)) ms, p99 "
+                + "\(fixed(run.closed.percentile(0.99).milliseconds, 1)) ms, errors: \(run.closed.errors); \(cpu(run.closedCPU))",
+            "  (b) Apple 3 s ± 1 s, open loop at \(fixed(run.openRate, 0))/s: sustained \(run.sustainedText)/s; "
+                + "\(run.open.succeeded) of \(run.open.count) answered 200, p50 \(fixed(run.open.percentile(0.5).milliseconds, 0)) ms, "
+                + "latency grew \(fixed(run.open.backlog?.drift.milliseconds ?? 0, 0)) ms, errors: \(run.open.errors); \(cpu(run.openCPU))",
+        ]
+        if let inFlight = run.inFlight {
+            lines.append("  in flight: \(inFlight.count) sent over 6 s, Apple at 6 s: \(inFlight.succeeded) answered 200, errors: "
+                + "\(inFlight.errors); RSS of all its processes meanwhile at most \(run.inFlightRSSKiB / 1_024) MiB")
+        }
+        lines.append("  peak RSS over the run, all its processes (each one's peak, summed): \(run.peakRSSKiB / 1_024) MiB")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Storekeeper over each peer, round by round.
+    static func summary(_ runs: [PeerRun]) -> String {
+        var lines = ["round | server | (a) answers/s | (b) sustained/s | CPU ms/verification (a) / (b) | RSS MiB in flight / peak | Storekeeper ÷ it: (a) / (b)"]
+        for run in runs {
+            let storekeeper = runs.first { $0.round == run.round && $0.name == "storekeeper" }
+            var ratios = "-"
+            if let storekeeper, run.name != "storekeeper" {
+                var open: String
+                switch (storekeeper.sustained, run.sustained) {
+                case let (mine?, theirs?): open = fixed(mine / theirs, 2)
+                case let (nil, theirs?): open = "≥ \(fixed(storekeeper.openRate / theirs, 2))"
+                case let (mine?, nil): open = "≤ \(fixed(mine / run.openRate, 2))"
+                case (nil, nil): open = "? (both kept up)"
+                }
+                if !storekeeper.openValid || !run.openValid { open = "? (failures)" }
+                ratios = "\(fixed(storekeeper.closedRate / run.closedRate, 2)) / \(open)"
+            }
+            lines.append(
+                "\(run.round) | \(run.name) | \(fixed(run.closedRate, 0)) | \(run.sustainedText) | "
+                    + "\(fixed(run.closedCPU.server, 3)) / \(fixed(run.openCPU.server, 3)) | \(run.inFlightRSSKiB / 1_024) / \(run.peakRSSKiB / 1_024) | \(ratios)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
