@@ -25,6 +25,13 @@ public final class EnvelopeClient: Service, Sendable {
         var nextID: UInt64 = 0
         var waiting: [UInt64: Waiting] = [:]
         var stopped = false
+        /// The expiry loop's sleep: until the earliest deadline waiting (`alarm`),
+        /// or, with nothing waiting, until a request comes. A request due sooner
+        /// than the alarm cancels it; nothing wakes an idle client.
+        var alarm: ContinuousClock.Instant?
+        var sleeper: Task<Void, Never>?
+        /// How many times the expiry loop woke (tests: an idle client never does).
+        var expiryWakeups = 0
     }
 
     public convenience init(context: ZMQContext, endpoint: String, clock: WallClock = .system, logger: Logger) {
@@ -101,11 +108,15 @@ public final class EnvelopeClient: Service, Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let accepted = state.withLock { state in
-                    guard !state.stopped else { return false }
+                let (accepted, sleeper) = state.withLock { state -> (Bool, Task<Void, Never>?) in
+                    guard !state.stopped else { return (false, nil) }
                     state.waiting[id] = Waiting(deadline: deadline, continuation: continuation)
-                    return true
+                    // Due before the expiry loop wakes (or it sleeps with nothing to wait for): wake it.
+                    let dueSooner = state.alarm.map { deadline < $0 } ?? true
+                    return (true, dueSooner ? state.sleeper : nil)
                 }
+                // Outside the lock: cancelling resumes the sleep's continuation.
+                sleeper?.cancel()
                 guard accepted else { return continuation.resume(throwing: Timeout()) }
                 outgoingContinuation.yield(RequestFrame.encode(correlation: id, payload: payload))
             }
@@ -126,17 +137,31 @@ public final class EnvelopeClient: Service, Sendable {
         }
     }
 
+    /// Fails what waited past its deadline, then sleeps until the next deadline
+    /// (or until a request due sooner, or any request after none, wakes it).
     private func expiryLoop() async throws {
         while true {
-            try await Task.sleep(for: .milliseconds(20))
-            let now = ContinuousClock.now
-            let expired = state.withLock { state in
+            try Task.checkCancellation()
+            let (expired, sleeper) = state.withLock { state in
+                state.expiryWakeups += 1
+                let now = ContinuousClock.now
                 let ids = state.waiting.filter { $0.value.deadline <= now }.map(\.key)
-                return ids.compactMap { state.waiting.removeValue(forKey: $0) }
+                let expired = ids.compactMap { state.waiting.removeValue(forKey: $0) }
+                let alarm = state.waiting.values.map(\.deadline).min()
+                let sleeper = Task<Void, Never> { try? await Task.sleep(until: alarm ?? .now + Self.idleSleep, clock: .continuous) }
+                (state.alarm, state.sleeper) = (alarm, sleeper)
+                return (expired, sleeper)
             }
             for entry in expired { entry.continuation.resume(throwing: Timeout()) }
+            await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
         }
     }
+
+    /// With nothing waiting the sleep has no deadline to end at; a request ends it.
+    private static let idleSleep: Duration = .seconds(86_400)
+
+    /// How many times the expiry loop woke so far.
+    var expiryWakeups: Int { state.withLock { $0.expiryWakeups } }
 
     private func sendLoop() async {
         for await frames in outgoing {

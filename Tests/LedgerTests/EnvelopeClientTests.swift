@@ -1,5 +1,6 @@
 import Contracts
 import Logging
+import TaskOutcome
 import Testing
 import Timekeeping
 import ZeroMQ
@@ -63,5 +64,36 @@ import ZeroMQ
             running.cancel()
             await #expect(throws: EnvelopeClient.Timeout.self) { try await answer.value }
         }
+    }
+
+    @Test func anIdleClientsExpiryLoopNeverWakes() async throws {
+        try await withSilentLedger { _, client, _ in
+            // Nothing waits: however long this takes, the loop has slept once, untouched by any timer.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(client.expiryWakeups == 1)
+        }
+    }
+
+    @Test func aRequestDueSoonerWakesTheExpiryLoop() async throws {
+        try await withSilentLedger { _, client, _ in
+            // The loop sleeps until the first request's deadline, an hour away...
+            try await until { client.expiryWakeups == 1 }
+            let later = Task { try await client.request(Self.query(deadline: Self.now + 3_600_000)) }
+            try await until { client.expiryWakeups == 2 }
+            // ...so the second one's must wake it: it times out at its own deadline, not after the hour.
+            let sooner = Task { try await client.request(Self.query(deadline: Self.now + 200)) }
+            guard let ended = await outcome(of: sooner, within: .seconds(50)) else {
+                Issue.record("the request due sooner waited for the later deadline")
+                return
+            }
+            #expect(throws: EnvelopeClient.Timeout.self) { try ended.get() }
+            later.cancel()
+        }
+    }
+
+    /// Waits (bounded) until `condition` holds.
+    func until(_ condition: () -> Bool) async throws {
+        for _ in 0..<2_000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(condition())
     }
 }
