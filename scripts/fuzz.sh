@@ -15,13 +15,17 @@ trap 'rm -rf "$work"' EXIT
 
 build() {  # name, sources...
   local name="$1"; shift
-  swiftc -sanitize=fuzzer,address -parse-as-library -O "$@" "Fuzz/$name/main.swift" -o "$work/fuzz-$name" 2>&1 \
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -I "$work" "$@" "Fuzz/$name/main.swift" -o "$work/fuzz-$name" 2>&1 \
     | { grep -v "ld.gold: warning: Cannot export local symbol" || true; }
 }
 
+# The gateway's intake errors carry a FailureCode: the one file of Contracts they need, as a module of its own.
+swiftc -sanitize=address -parse-as-library -O -module-name Contracts -emit-module -emit-module-path "$work/Contracts.swiftmodule" \
+  -emit-library -static -o "$work/libContracts.a" Shared/Contracts/FailureCode.swift
+
 build JSONValueParser Shared/AppleFormats/JSON/JSONValueParser.swift Shared/AppleFormats/JSON/JSONValue.swift
 build ReceiptDataNormalizer Services/Gateway/Sources/Intake/ReceiptDataNormalizer.swift Services/Gateway/Sources/Intake/ReceiptEnds.swift \
-  Services/Gateway/Sources/Intake/IntakeError.swift
+  Services/Gateway/Sources/Intake/IntakeError.swift -L "$work" -lContracts
 
 for target in JSONValueParser:json ReceiptDataNormalizer:receipt; do
   name="${target%%:*}"; corpus="Fuzz/corpus/${target##*:}"

@@ -38,23 +38,3 @@ public enum FailureCode: String, CaseIterable, Sendable {
     /// A verifier asked for an App Store Server API call has no credentials for it.
     case serverAPIUnconfigured = "server_api_unconfigured"
 }
-
-extension ServiceFailure {
-    public init(
-        _ code: FailureCode, message: String, appleStatus: Int32? = nil, retryable: Bool = false,
-        retryAfterMilliseconds: Int64 = 0
-    ) {
-        self.init()
-        self.code = code.rawValue
-        self.message = message
-        if let appleStatus { self.appleStatus = appleStatus }
-        self.retryable = retryable
-        self.retryAfterMs = retryAfterMilliseconds
-    }
-
-    /// The code as a known case; nil for a code this build does not know.
-    public var failureCode: FailureCode? { FailureCode(rawValue: code) }
-}
-
-/// A failure answered by another process, thrown on by the caller that received it.
-extension ServiceFailure: Error {}
