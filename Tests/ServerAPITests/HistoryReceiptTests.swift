@@ -124,4 +124,29 @@ struct HistoryReceiptTests {
             #expect(await Self.refusal(try harness.historyReader(), receipt) == .receiptInvalid)
         }
     }
+
+    @Test func aPurchaseMissingFromAProductionHistoryIsAskedForAtProductionOnly() async throws {
+        try await ServerAPIHarness.with { harness in
+            let bought = try harness.buy("com.example.removeads", type: .nonConsumable, environment: .production, account: "prod")
+            // The receipt lists the purchase and an id Apple does not know: one lookup, no sandbox fallback.
+            let listed = [bought.transactionID, "2999999999999998"].map { id in
+                SimTransaction(
+                    id: id, account: "prod", environment: .production, originalID: id, productID: "com.example.removeads",
+                    type: .nonConsumable, quantity: 1, purchaseMs: 1_700_000_000_000, originalPurchaseMs: 1_700_000_000_000,
+                    expiresMs: nil, webOrderLineItemID: nil, orderID: "X", revision: 1)
+            }
+            let receipt = Data(
+                try SimAppReceipt.der(
+                    bundleID: ServerAPIHarness.bundleID, environment: .production, createdMs: 1_700_000_000_000,
+                    transactions: listed)
+            ).base64EncodedString()
+            let history = try await harness.historyReader().verify(
+                Self.request(receipt), deadline: .now + .seconds(30), requestID: "req-m")
+            #expect(history.transactions.map(\.transactionID) == [bought.transactionID])
+            #expect(
+                harness.paths == [
+                    "/production/inApps/v2/history/\(bought.transactionID)", "/production/inApps/v1/transactions/2999999999999998",
+                ])
+        }
+    }
 }

@@ -48,8 +48,11 @@ extension SQLiteLedgerSession {
         return try Int64.fetchOne(statement, arguments: [user])
     }
 
+    /// `LifetimeSpend.sql` with SQLite's numbered parameters (`?1` for `$1`).
+    private static let lifetimeSpendSQL = LifetimeSpend.sql.replacingOccurrences(of: "$", with: "?")
+
     func lifetimeSpend(of user: String, in environment: AppleEnvironment) throws -> LifetimeSpend {
-        let statement = try db.cachedStatement(sql: LifetimeSpend.sql.replacingOccurrences(of: "$", with: "?"))
+        let statement = try db.cachedStatement(sql: Self.lifetimeSpendSQL)
         return LifetimeSpend(
             rows: try Row.fetchAll(statement, arguments: [user, StoredEnvironment.name(environment)]).map {
                 ($0[0], $0[1], $0[2], $0[3])

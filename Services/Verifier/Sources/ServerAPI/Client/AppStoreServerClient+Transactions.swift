@@ -3,18 +3,17 @@ import Contracts
 
 /// The calls about a customer's purchases. Each takes any transaction id of
 /// the customer (an original one too) and asks production, then sandbox on
-/// 4040010; `from: .sandbox` asks the sandbox alone, for a caller that knows
-/// where the customer's purchases are (a receipt's other calls, once its
-/// history was found there).
+/// 4040010; given an `environment`, it asks that one alone, for a caller that
+/// knows where the customer's purchases are (ids are unique per environment).
 extension AppStoreServerClient {
     /// Get Transaction Info: the transaction as a StoreKit 2 `VerifyResult`
     /// (style `SIGNED_TRANSACTION`), ready for the ledger.
     public func transactionInfo(
-        _ transactionID: String, from start: AppleEnvironment = .production, deadline: ContinuousClock.Instant? = nil
+        _ transactionID: String, environment asked: AppleEnvironment? = nil, deadline: ContinuousClock.Instant? = nil
     ) async throws(ServerAPIError) -> VerifyResult {
         let (environment, answer) = try await executor.perform(
-            .transactionInfo(transactionID), as: TransactionInfoResponse.self, in: start,
-            deadline: self.deadline(deadline))
+            .transactionInfo(transactionID).restricted(to: asked), as: TransactionInfoResponse.self,
+            in: asked ?? .production, deadline: self.deadline(deadline))
         guard let jws = answer.signedTransactionInfo else { throw Self.missing("signedTransactionInfo") }
         return try await checks.transaction(jws, from: environment, nowMs: nowMs)
     }
@@ -23,11 +22,10 @@ extension AppStoreServerClient {
     /// transactions in the app (Apple leaves out consumables that were
     /// finished), or with `since`, those that changed after that revision.
     public func transactionHistory(
-        _ transactionID: String, since revision: String? = nil, from start: AppleEnvironment = .production,
-        deadline: ContinuousClock.Instant? = nil
+        _ transactionID: String, since revision: String? = nil, deadline: ContinuousClock.Instant? = nil
     ) async throws(ServerAPIError) -> ServerAPITransactions {
         let (environment, pages, last) = try await allPages(
-            of: HistoryResponse.self, from: revision, in: start, deadline: self.deadline(deadline),
+            of: HistoryResponse.self, from: revision, in: .production, deadline: self.deadline(deadline),
             request: { .transactionHistory(transactionID, revision: $0) }, next: { ($0.revision, $0.hasMore ?? false) })
         for page in pages {
             try checks.check(

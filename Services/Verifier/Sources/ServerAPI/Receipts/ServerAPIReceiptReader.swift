@@ -23,7 +23,7 @@ import StorekeeperCore
 ///   account has in the app, renewals included.
 /// - A purchase the receipt lists and the history leaves out (Apple leaves
 ///   consumables out) is asked for alone, Get Transaction Info, in the
-///   history's environment: at most `maximumSingleLookups` a receipt, so an
+///   history's environment only (one call each, no fallback): at most `maximumSingleLookups` a receipt, so an
 ///   unsigned receipt cannot make Storekeeper spend Apple's rate limit. One
 ///   Apple does not know is not credited.
 /// - With a subscription among them, Get All Subscription Statuses gives each
@@ -128,7 +128,7 @@ public struct ServerAPIReceiptReader: Sendable {
         }
         for id in missing.prefix(Self.maximumSingleLookups) {
             do {
-                for transaction in try await client.transactionInfo(id, from: environment, deadline: deadline).transactions {
+                for transaction in try await client.transactionInfo(id, environment: environment, deadline: deadline).transactions {
                     byID[transaction.transactionID] = transaction
                 }
             } catch where error.isNotFound {
