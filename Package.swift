@@ -128,7 +128,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), "Timekeeping",
             ],
             path: "Shared/Core",
             swiftSettings: strict
@@ -323,7 +325,11 @@ let package = Package(
             ],
             path: "Tests/GatewayTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "CoreTests", dependencies: ["StorekeeperCore", "Timekeeping", "TaskOutcome"], path: "Tests/CoreTests",
+            name: "CoreTests",
+            dependencies: [
+                "StorekeeperCore", "Timekeeping", "TaskOutcome", "CurlHTTP", .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Tests/CoreTests",
             swiftSettings: strict),
         // Slow tests that start the real executables as processes.
         .testTarget(

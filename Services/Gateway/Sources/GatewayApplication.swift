@@ -35,11 +35,9 @@ public enum GatewayApplication {
         // A connection that sends no part of a request (headers or body) within the read time-out is
         // closed: slow-loris clients cannot hold connections open.
         let readTimeout = configuration.gateway.readTimeout
-        let application = Application(
-            router: router,
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(readTimeout.nanoseconds))),
-            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
-            logger: logger)
+        let server = HTTPServerService(
+            responder: router.buildResponder(), address: .hostname(address.host, port: address.port),
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(readTimeout.nanoseconds))), logger: logger)
         logger.info(
             "gateway configured",
             metadata: [
@@ -47,6 +45,6 @@ public enum GatewayApplication {
                 "ledger.endpoint": "\(configuration.endpoints.ledgers.joined(separator: ","))",
                 "auth.api_keys": "\(configuration.gateway.apiKeys.count)",
             ])
-        return [pool, ledger, application]
+        return [pool, ledger, server]
     }
 }

@@ -32,12 +32,11 @@ public enum SimulatorApplication {
             },
             logger: context.logger)
         let address = configuration.simulator.address
-        let application = Application(
-            router: SimRouter.make(simulator: simulator, notifier: notifier),
-            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
-            logger: context.logger)
+        let server = HTTPServerService(
+            responder: SimRouter.make(simulator: simulator, notifier: notifier).buildResponder(),
+            address: .hostname(address.host, port: address.port), logger: context.logger)
         context.logger.info(
             "App Store simulator", metadata: ["sim.address": "\(address)", "sim.bundle_id": "\(simulator.bundleID)"])
-        return [client, application]
+        return [client, server]
     }
 }

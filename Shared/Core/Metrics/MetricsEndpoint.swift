@@ -6,15 +6,13 @@ import ServiceLifecycle
 /// `GET /metrics` in Prometheus text format on its own address, for the
 /// processes that have no HTTP server of their own (verifier, ledger, sim).
 public struct MetricsEndpoint: Service {
-    private let application: Application<RouterResponder<BasicRequestContext>>
+    private let server: HTTPServerService<RouterResponder<BasicRequestContext>>
 
     public init(address: SocketAddress, registry: PrometheusCollectorRegistry, logger: Logger) {
         let router = Router()
         router.get("/metrics") { _, _ in Self.response(registry) }
-        application = Application(
-            router: router,
-            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
-            logger: logger)
+        server = HTTPServerService(
+            responder: router.buildResponder(), address: .hostname(address.host, port: address.port), logger: logger)
     }
 
     /// The registry in Prometheus text format, for any router that serves `/metrics`.
@@ -26,6 +24,6 @@ public struct MetricsEndpoint: Service {
     }
 
     public func run() async throws {
-        try await application.run()
+        try await server.run()
     }
 }
