@@ -20,24 +20,20 @@ struct BenchStack {
     ///   - databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
     ///   - receiptMode: how the verifiers read receipts (`STOREKEEPER_RECEIPT_VERIFICATION`).
     ///   - simulatorPort: a simulator already running there (not a member), or nil to start one.
+    ///   - transport: TCP on loopback, or `ipc://` socket files in the data directory.
     static func start(
         binDir: String, verifiers: Int, databaseURL: String? = nil, receiptMode: ReceiptMode = .verifyReceipt,
-        simulatorPort: Int? = nil
+        simulatorPort: Int? = nil, transport: ZeroMQTransport = .tcp
     ) async throws -> BenchStack {
         let ports = freePorts(8 + verifiers)
         let (gatewayPort, simPort) = (ports[0], simulatorPort ?? ports[1])
-        let endpoints = [
-            "STOREKEEPER_VERIFIER_ENDPOINT": "tcp://127.0.0.1:\(ports[2])",
-            "STOREKEEPER_LEDGER_ENDPOINT": "tcp://127.0.0.1:\(ports[3])",
-            "STOREKEEPER_EVENTS_ENDPOINT": "tcp://127.0.0.1:\(ports[4])",
-            "STOREKEEPER_REPLAY_ENDPOINT": "tcp://127.0.0.1:\(ports[5])",
-            "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(ports[6])",
-        ]
+        let dataDirectory = NSTemporaryDirectory() + "storekeeper-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        let endpoints = transport.endpoints(ports: Array(ports[2...6]), directory: dataDirectory)
         let sim = "http://127.0.0.1:\(simPort)"
         let common = endpoints.merging([
             "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
         ]) { $1 }
-        let dataDirectory = NSTemporaryDirectory() + "storekeeper-bench-\(UUID().uuidString)"
         var members: [(String, Process)] = []
         if simulatorPort == nil {
             members.append(("sim", try BenchmarkSupport.start(

@@ -4,6 +4,7 @@
 //   --compare-stores URL      the ledger on SQLite, then on PostgreSQL (a throw-away database on URL's server)
 //   --compare-receipt-modes   receipts read by verifyReceipt, then by the App Store Server API
 //                             (STOREKEEPER_RECEIPT_VERIFICATION=server_api, the simulator's test key)
+//   --compare-transports      the processes over ZeroMQ on TCP loopback, then on ipc:// socket files
 import BenchmarkSupport
 import Foundation
 
@@ -39,6 +40,14 @@ enum SideBySide {
         }
     }
 
+    static func transports(_ options: Options) -> [StackVariant] {
+        ZeroMQTransport.allCases.map { transport in
+            StackVariant(name: "ZeroMQ over \(transport.rawValue)") {
+                (try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers, transport: transport), {})
+            }
+        }
+    }
+
     static func run(_ options: Options, _ variants: [StackVariant]) async throws -> [String] {
         var lines: [String] = []
         for round in 1...2 {
@@ -66,16 +75,18 @@ enum SideBySide {
         let summary: LoadSummary
         let cpu: [(name: String, seconds: Double)]
         var postgresBefore: [Int32: Double] = [:]
+        let switches: Int
         var postgres = 0.0
         do {
             let bodies = try Workload.receiptBodies(
                 try await Workload.mint(options.requests, prefix: "compare", simulator: simulator))
-            let cpuBefore = stack.cpuSeconds()
+            let (cpuBefore, switchesBefore) = (stack.cpuSeconds(), stack.storekeeperContextSwitches())
             postgresBefore = cpuSecondsOfProcesses(named: "postgres")
             summary = try await ClosedLoop.run(count: bodies.count, concurrency: options.concurrency) { index in
                 outcome(of: await attempt { try await gateway.send(.POST, "/v1/receipts", json: bodies[index]) })
             }
             cpu = stack.cpuSeconds(since: cpuBefore)
+            switches = stack.storekeeperContextSwitches() - switchesBefore
             postgres = cpuSecondsUsed(from: postgresBefore, to: cpuSecondsOfProcesses(named: "postgres"))
         } catch {
             await gateway.shutdown()
@@ -88,6 +99,7 @@ enum SideBySide {
         let storekeeper = cpu.filter { !BenchStack.harness.contains($0.name) }.map(\.seconds).reduce(0, +)
         let perVerification = { (seconds: Double) in fixed(1_000 * seconds / Double(summary.count), 3) }
         return row(label, summary, extra: "CPU ms per verification: ledger \(perVerification(ledger)), "
-            + "PostgreSQL \(perVerification(postgres)), Storekeeper together \(perVerification(storekeeper))")
+            + "PostgreSQL \(perVerification(postgres)), Storekeeper together \(perVerification(storekeeper)); "
+            + "its context switches per verification \(fixed(Double(switches) / Double(summary.count), 1))")
     }
 }

@@ -15,6 +15,7 @@
 //                            on URL's server), alternating, twice each
 //   --compare-receipt-modes  instead: (a) with receipts read by verifyReceipt and by the
 //                            App Store Server API, alternating, twice each
+//   --compare-transports     instead: (a) with ZeroMQ over TCP loopback and over ipc://, alternating, twice each
 //   --peers DIR              instead: Storekeeper against the peers in DIR (bench/peers), alternating,
 //                            --rounds times (PeerComparison.swift; --peer-rate, --flask-rate, --flask-requests,
 //                            --in-flight, --contenders storekeeper,asyncio_server,...)
@@ -43,6 +44,8 @@ struct Options: ParsableCommand {
     var compareStores: String?
     @Flag(help: "Run (a) with receipts read by verifyReceipt and by the App Store Server API instead.")
     var compareReceiptModes = false
+    @Flag(help: "Run (a) with ZeroMQ over TCP loopback and over ipc:// socket files instead.")
+    var compareTransports = false
     @Option(help: "The peers' directory (bench/peers): compare Storekeeper with them instead of the scenarios.")
     var peers: String?
     @Option(help: "Alternating rounds of --peers.") var rounds = 3
@@ -112,6 +115,10 @@ if let serverURL = options.compareStores {
 }
 if options.compareReceiptModes {
     try await SideBySide.run(options, SideBySide.receiptModes(options)).forEach { print($0) }
+    exit(0)
+}
+if options.compareTransports {
+    try await SideBySide.run(options, SideBySide.transports(options)).forEach { print($0) }
     exit(0)
 }
 let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers)
