@@ -324,6 +324,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             path: "Tests/GatewayTests", resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "ProcessSpawnTests", dependencies: ["ProcessSpawn"], path: "Tests/ProcessSpawnTests", swiftSettings: strict),
         .testTarget(
             name: "CoreTests",
             dependencies: [

@@ -109,9 +109,13 @@ public final class SpawnedProcess: Sendable {
 
     /// Sleeps even in a cancelled task: stopping a child is what a cancelled
     /// supervisor still has to do, and `Task.sleep` would return at once and spin.
+    /// The sleep runs in a task of its own, which the caller's cancellation does
+    /// not reach, so the thread is free meanwhile: blocking it instead (`usleep`)
+    /// held a thread of a 2-thread pool for a child's whole grace period, and two
+    /// supervisors stopping slow children stalled every other task of the process.
     private static func pause(_ duration: Duration) async {
         if Task.isCancelled {
-            usleep(UInt32(clamping: duration.milliseconds * 1_000))
+            await Task { try? await Task.sleep(for: duration) }.value
         } else {
             try? await Task.sleep(for: duration)
         }
