@@ -66,6 +66,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "TaskLanes", path: "Shared/TaskLanes", swiftSettings: strict),
+        // The request/reply skeleton the ledger client and the verifier pool share: ids, the waiting
+        // table, cancellation, expiry, and a timer loop that sleeps until the next thing due.
+        .target(name: "RequestReply", path: "Shared/RequestReply", swiftSettings: strict),
         // The wall clock in milliseconds since the epoch, and the one Duration-to-milliseconds conversion.
         .target(name: "Timekeeping", path: "Shared/Timekeeping", swiftSettings: strict),
         .target(
@@ -82,7 +85,7 @@ let package = Package(
         .target(
             name: "VerifierPool",
             dependencies: [
-                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore", "Timekeeping",
+                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore", "Timekeeping", "RequestReply",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -93,7 +96,7 @@ let package = Package(
         .target(
             name: "LedgerClient",
             dependencies: [
-                "Contracts", "ZeroMQ", "Timekeeping",
+                "Contracts", "ZeroMQ", "Timekeeping", "RequestReply",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -158,7 +161,7 @@ let package = Package(
         .target(
             name: "Ledger",
             dependencies: serviceDependencies + [
-                "VerifierPool", "LedgerClient", .product(name: "GRDB", package: "GRDB.swift"),
+                "VerifierPool", "LedgerClient", "RequestReply", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"), .product(name: "Yams", package: "Yams"),
@@ -233,6 +236,9 @@ let package = Package(
             path: "Tests/AppleFormatsTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
         .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
+        .testTarget(
+            name: "RequestReplyTests", dependencies: ["RequestReply", "TaskOutcome"], path: "Tests/RequestReplyTests",
+            swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
         // A local HTTP server and a running client around a test, for CurlHTTPTests and LoadTests.
         .target(
@@ -293,7 +299,8 @@ let package = Package(
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
-                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", .product(name: "Logging", package: "swift-log"),
+                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", "TaskOutcome",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VerifierPoolTests", swiftSettings: strict),

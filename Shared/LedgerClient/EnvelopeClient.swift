@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import RequestReply
 import ServiceLifecycle
 import Synchronization
 import Timekeeping
@@ -16,23 +17,8 @@ public final class EnvelopeClient: Service, Sendable {
         public var description: String { "the ledger did not answer before the deadline" }
     }
 
-    struct Waiting {
-        let deadline: ContinuousClock.Instant
-        let continuation: CheckedContinuation<[UInt8], any Error>
-    }
-
-    struct State: ~Copyable {
-        var nextID: UInt64 = 0
-        var waiting: [UInt64: Waiting] = [:]
-        var stopped = false
-        /// The expiry loop's sleep: until the earliest deadline waiting (`alarm`),
-        /// or, with nothing waiting, until a request comes. A request due sooner
-        /// than the alarm cancels it; nothing wakes an idle client.
-        var alarm: ContinuousClock.Instant?
-        var sleeper: Task<Void, Never>?
-        /// How many times the expiry loop woke (tests: an idle client never does).
-        var expiryWakeups = 0
-    }
+    /// The waiting table and the expiry loop's alarm (`PendingRequests`); no payload: nothing is sent twice.
+    typealias Requests = PendingRequests<CheckedContinuation<[UInt8], any Error>, Void>
 
     public convenience init(context: ZMQContext, endpoint: String, clock: WallClock = .system, logger: Logger) {
         self.init(context: context, endpoints: [endpoint], clock: clock, logger: logger)
@@ -44,7 +30,9 @@ public final class EnvelopeClient: Service, Sendable {
     private let socket: ZMQSocketLoop
     /// Reads envelope deadlines (milliseconds since the epoch).
     private let clock: WallClock
-    private let state = Mutex(State())
+    private let requests = Mutex(Requests())
+    /// Fails what waited past its deadline; sleeps until the next deadline, never while nothing waits.
+    private let expiry = TimerLoop()
     private let outgoing: AsyncStream<[[UInt8]]>
     private let outgoingContinuation: AsyncStream<[[UInt8]]>.Continuation
 
@@ -80,14 +68,9 @@ public final class EnvelopeClient: Service, Sendable {
         }
     }
 
-    /// The client stopped: whoever still waits hears so now.
+    /// The client stopped: whoever still waits hears so now, and later requests are refused.
     private func failWaiting() {
-        let waiting = state.withLock { state in
-            state.stopped = true
-            defer { state.waiting = [:] }
-            return state.waiting.values
-        }
-        for entry in waiting { entry.continuation.resume(throwing: Timeout()) }
+        for waiter in requests.withLock({ $0.stop() }) { waiter.resume(throwing: Timeout()) }
     }
 
     /// Sends `envelope` and waits for the answer until its deadline (or `defaultTimeout`).
@@ -102,26 +85,15 @@ public final class EnvelopeClient: Service, Sendable {
     }
 
     private func exchange(_ payload: [UInt8], deadline: ContinuousClock.Instant) async throws -> [UInt8] {
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let (accepted, sleeper) = state.withLock { state -> (Bool, Task<Void, Never>?) in
-                    guard !state.stopped else { return (false, nil) }
-                    state.waiting[id] = Waiting(deadline: deadline, continuation: continuation)
-                    // Due before the expiry loop wakes (or it sleeps with nothing to wait for): wake it.
-                    let dueSooner = state.alarm.map { deadline < $0 } ?? true
-                    return (true, dueSooner ? state.sleeper : nil)
-                }
-                // Outside the lock: cancelling resumes the sleep's continuation.
-                sleeper?.cancel()
-                guard accepted else { return continuation.resume(throwing: Timeout()) }
-                outgoingContinuation.yield(RequestFrame.encode(correlation: id, payload: payload))
-            }
-        } onCancel: {
-            state.withLock { $0.waiting.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
+        let id = requests.withLock { $0.makeID() }
+        return try await awaitReply(refusal: Timeout()) { continuation in
+            let admission = requests.withLock { $0.wait(id, waiter: continuation, deadline: deadline, payload: ()) }
+            guard case .waiting(let wakeTimer) = admission else { return admission }
+            if wakeTimer { expiry.wake() }
+            outgoingContinuation.yield(RequestFrame.encode(correlation: id, payload: payload))
+            return admission
+        } withdraw: {
+            self.requests.withLock { $0.cancel(id) }
         }
     }
 
@@ -133,35 +105,22 @@ public final class EnvelopeClient: Service, Sendable {
     private func receiveLoop() async throws {
         while true {
             guard let (id, payload) = RequestFrame.decode(try await socket.receive()) else { continue }
-            state.withLock { $0.waiting.removeValue(forKey: id) }?.continuation.resume(returning: payload)
+            requests.withLock { $0.answered(id) }?.resume(returning: payload)
         }
     }
 
     /// Fails what waited past its deadline, then sleeps until the next deadline
     /// (or until a request due sooner, or any request after none, wakes it).
     private func expiryLoop() async throws {
-        while true {
-            try Task.checkCancellation()
-            let (expired, sleeper) = state.withLock { state in
-                state.expiryWakeups += 1
-                let now = ContinuousClock.now
-                let ids = state.waiting.filter { $0.value.deadline <= now }.map(\.key)
-                let expired = ids.compactMap { state.waiting.removeValue(forKey: $0) }
-                let alarm = state.waiting.values.map(\.deadline).min()
-                let sleeper = Task<Void, Never> { try? await Task.sleep(until: alarm ?? .now + Self.idleSleep, clock: .continuous) }
-                (state.alarm, state.sleeper) = (alarm, sleeper)
-                return (expired, sleeper)
-            }
-            for entry in expired { entry.continuation.resume(throwing: Timeout()) }
-            await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+        try await expiry.run { now in
+            let (expired, alarm) = requests.withLock { ($0.timerWoke(now: now), $0.timerSleeps()) }
+            for entry in expired { entry.waiter.resume(throwing: Timeout()) }
+            return alarm
         }
     }
 
-    /// With nothing waiting the sleep has no deadline to end at; a request ends it.
-    private static let idleSleep: Duration = .seconds(86_400)
-
     /// How many times the expiry loop woke so far.
-    var expiryWakeups: Int { state.withLock { $0.expiryWakeups } }
+    var expiryWakeups: Int { requests.withLock { $0.timerWakeups } }
 
     private func sendLoop() async {
         for await frames in outgoing {

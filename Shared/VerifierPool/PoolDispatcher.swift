@@ -106,10 +106,22 @@ public struct PoolDispatcher: Sendable {
         queue.removeAll { $0.id == request }
     }
 
-    /// Periodic check: dead workers leave and their requests are requeued;
-    /// queued requests past their deadline are returned as expired.
+    /// When `tick` next has work: the earliest of a queued request's deadline,
+    /// a dispatched one's deadline and grace, and a worker's death (last seen
+    /// plus `deadAfter`); nil when none of these can fall due. Each is due at
+    /// that instant, so a timer set to it finds it due.
+    public var nextDue: ContinuousClock.Instant? {
+        let queued = queue.lazy.map(\.deadline).min()
+        let overdue = assigned.values.lazy.map { $0.deadline + Self.answerGrace }.min()
+        let death = workers.values.lazy.map { $0.lastSeen + deadAfter }.min()
+        return [queued, overdue, death].compactMap { $0 }.min()
+    }
+
+    /// Check what fell due (at `nextDue`, or at any time): dead workers leave
+    /// and their requests are requeued; queued requests past their deadline are
+    /// returned as expired.
     public mutating func tick(now: ContinuousClock.Instant) -> (dispatches: [Dispatch], expired: [RequestID], dead: [WorkerID]) {
-        let dead = workers.filter { now - $0.value.lastSeen > deadAfter }.map(\.key)
+        let dead = workers.filter { $0.value.lastSeen + deadAfter <= now }.map(\.key)
         var requeued: [Pending] = []
         for id in dead {
             guard let worker = workers.removeValue(forKey: id) else { continue }
@@ -124,7 +136,7 @@ public struct PoolDispatcher: Sendable {
         queue.removeAll { $0.deadline <= now }
         // A verifier answers by the deadline itself; one that is alive but silent on a request
         // (a bug, a hang) must not keep its caller waiting for ever.
-        let overdue = assigned.filter { now - $0.value.deadline > Self.answerGrace }.map(\.key)
+        let overdue = assigned.filter { $0.value.deadline + Self.answerGrace <= now }.map(\.key)
         for request in overdue { assigned.removeValue(forKey: request) }
         expired += overdue
         return (dispatch(now: now), expired, dead)

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import RequestReply
 import ServiceLifecycle
 import Synchronization
 import TaskLanes
@@ -35,6 +36,8 @@ public final class PoolWorker: Service, Sendable {
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
     private let leaveRequest = LeaveRequest()
+    /// Rung when the worker comes to hold nothing: a leaving worker waits for it, instead of polling.
+    private let idle = Doorbell()
 
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
@@ -104,7 +107,7 @@ public final class PoolWorker: Service, Sendable {
             }
             state.withLock { $0.took(now: .now) }
             // Refused only when the worker is being cancelled: the request is dropped, as any in flight.
-            if !requests.submit((id: body[0], frame: body[1])) { state.withLock { $0.answered() } }
+            if !requests.submit((id: body[0], frame: body[1])) { answered() }
         }
     }
 
@@ -135,7 +138,8 @@ public final class PoolWorker: Service, Sendable {
             try await socket.send(PoolFrame.encode(.disconnect))
             try await Task.sleep(for: .seconds(1))
             while !state.withLock({ $0.isIdle }) {
-                try await Task.sleep(for: .milliseconds(50))
+                await idle.wait(until: nil)
+                try Task.checkCancellation()
             }
         }
     }
@@ -150,9 +154,25 @@ public final class PoolWorker: Service, Sendable {
                 requestID: "", body: .failure(ServiceFailure(.unsupportedContract, message: "\(error)")))
         }
         try? await socket.send(PoolFrame.encode(.reply, [id, answer.frame()]))
-        state.withLock { $0.answered() }
+        answered()
     }
 
+    /// A request is done with (answered, or dropped); the last one rings `idle`.
+    private func answered() {
+        let idleNow = state.withLock { state in
+            state.answered()
+            return state.isIdle
+        }
+        if idleNow { idle.ring() }
+    }
+
+    /// Periodic, unlike the gateway's timer loop: the protocol needs it for as
+    /// long as the worker is in its pool, whether or not a gateway is there.
+    /// The gateway declares a worker dead after 3 silent seconds, and a worker
+    /// cannot tell from its DEALER whether a gateway is connected: the beats
+    /// (and READY again once the gateway has been silent, for a gateway
+    /// restarted at the address) are how it finds one. Requests and leaving
+    /// never wait on this loop.
     private func heartbeatLoop() async throws {
         while true {
             try await Task.sleep(for: Self.heartbeatInterval)

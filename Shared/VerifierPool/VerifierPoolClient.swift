@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Logging
 import Metrics
+import RequestReply
 import StorekeeperCore
 import ServiceLifecycle
 import Synchronization
@@ -17,14 +18,23 @@ public final class VerifierPoolClient: Service, Sendable {
         public var description: String { "no verifier answered before the deadline" }
     }
 
+    /// Everything the socket's loops share, changed in one step under one lock.
     struct State: ~Copyable {
+        /// The waiting table and the timer loop's alarm; each request keeps its envelope, to send
+        /// again when its verifier dies. Its ids start at random: a verifier still holding a request
+        /// of this gateway's previous process (restarted at the same address) replies with that
+        /// process's id, which must not match a request of this one, or a client would get another
+        /// client's answer.
+        var requests = PendingRequests<CheckedContinuation<Envelope, any Error>, [UInt8]>(
+            idsAfter: UInt64.random(in: 0..<(1 << 62)))
         var dispatcher: PoolDispatcher
-        /// Starts at random: a verifier still holding a request of this gateway's previous process
-        /// (restarted at the same address) replies with that process's id, which must not match a
-        /// request of this one, or a client would get another client's answer.
-        var nextID = UInt64.random(in: 0..<(1 << 62))
-        var waiting: [UInt64: (envelope: [UInt8], continuation: CheckedContinuation<Envelope, any Error>)] = [:]
+        var heartbeat = HeartbeatSchedule(interval: VerifierPoolClient.heartbeatInterval)
         var repliesByWorker: [[UInt8]: Int] = [:]
+
+        /// Something of the pool's own falls due at `instant`: true when the timer loop must wake for it.
+        mutating func wakeTimer(for instant: ContinuousClock.Instant?) -> Bool {
+            instant.map { requests.wakeTimer(for: $0) } ?? false
+        }
     }
 
     public static let heartbeatInterval: Duration = .seconds(1)
@@ -33,6 +43,8 @@ public final class VerifierPoolClient: Service, Sendable {
 
     private let socket: ZMQSocketLoop
     private let state: Mutex<State>
+    /// Does what falls due: expiry, dead verifiers, heartbeats; see `timerTurn`.
+    private let timer = TimerLoop()
     private let logger: Logger
     /// Reads envelope deadlines (milliseconds since the epoch).
     private let clock: WallClock
@@ -74,11 +86,11 @@ public final class VerifierPoolClient: Service, Sendable {
     public var redispatchedCount: Int { state.withLock { $0.dispatcher.redispatched } }
 
     public func run() async throws {
-        defer { failAll(Unavailable()) }
+        defer { failAll() }
         try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
             group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
-            group.addTask { try await endingQuietlyOnCancellation { try await self.tickLoop() } }
+            group.addTask { try await endingQuietlyOnCancellation { try await self.timer.run(self.timerTurn) } }
             group.addTask { await self.sendLoop() }
         }
     }
@@ -89,24 +101,26 @@ public final class VerifierPoolClient: Service, Sendable {
         let deadline = envelope.deadlineMs == 0
             ? ContinuousClock.now + Self.defaultDeadline
             : ContinuousClock.now + clock.remaining(until: envelope.deadlineMs)
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let dispatches = state.withLock { state in
-                    state.waiting[id] = (bytes, continuation)
-                    return state.dispatcher.submit(id, deadline: deadline, now: .now)
-                }
-                send(dispatches)
+        let id = state.withLock { $0.requests.makeID() }
+        return try await awaitReply(refusal: Unavailable()) { continuation in
+            let (admission, dispatches, wake) = state.withLock { state in
+                // The caller waits while a verifier may still answer: past the deadline by the
+                // dispatcher's grace once dispatched (queued, the dispatcher expires it at the deadline).
+                let admission = state.requests.wait(
+                    id, waiter: continuation, deadline: deadline + PoolDispatcher.answerGrace, payload: bytes)
+                guard case .waiting(let wakeForGrace) = admission else { return (admission, [PoolDispatcher.Dispatch](), false) }
+                let dispatches = state.dispatcher.submit(id, deadline: deadline, now: .now)
+                // Queued, it expires at the deadline itself: the timer may have to wake for that.
+                return (admission, dispatches, wakeForGrace || state.wakeTimer(for: deadline))
             }
-        } onCancel: {
-            let waiting = state.withLock { state in
+            if wake { timer.wake() }
+            send(dispatches)
+            return admission
+        } withdraw: {
+            self.state.withLock { state in
                 state.dispatcher.abandon(id)
-                return state.waiting.removeValue(forKey: id)
+                return state.requests.cancel(id)
             }
-            waiting?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -123,23 +137,31 @@ public final class VerifierPoolClient: Service, Sendable {
             case .ready:
                 let capacity = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
                 logger.info("verifier ready", metadata: ["pool.capacity": "\(capacity)"])
-                send(state.withLock { $0.dispatcher.ready(worker, capacity: capacity, now: now) })
+                let (dispatches, wake) = state.withLock { state in
+                    let dispatches = state.dispatcher.ready(worker, capacity: capacity, now: now)
+                    // A first verifier starts the heartbeats; any may die before anything else is due.
+                    let death = now + state.dispatcher.deadAfter
+                    let beat = state.heartbeat.peerJoined(now: now) ?? death
+                    return (dispatches, state.wakeTimer(for: min(beat, death)))
+                }
+                if wake { timer.wake() }
+                send(dispatches)
             case .credit:
                 let credits = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
                 send(state.withLock { $0.dispatcher.heard(from: worker, credits: credits, now: now) })
             case .reply:
                 guard body.count == 2, let id = PoolFrame.uint64(body[0]) else { continue }
-                let (waiting, dispatches) = state.withLock { state in
+                let (waiter, dispatches) = state.withLock { state in
                     let (deliver, dispatches) = state.dispatcher.replied(id, from: worker, now: now)
                     if deliver { state.repliesByWorker[worker, default: 0] += 1 }
-                    return (deliver ? state.waiting.removeValue(forKey: id) : nil, dispatches)
+                    return (deliver ? state.requests.answered(id) : nil, dispatches)
                 }
                 send(dispatches)
-                guard let waiting else { continue }
+                guard let waiter else { continue }
                 do {
-                    waiting.continuation.resume(returning: try Envelope(frame: body[1]))
+                    waiter.resume(returning: try Envelope(frame: body[1]))
                 } catch {
-                    waiting.continuation.resume(throwing: error)
+                    waiter.resume(throwing: error)
                 }
             case .heartbeat:
                 _ = state.withLock { $0.dispatcher.heard(from: worker, now: now) }
@@ -152,28 +174,34 @@ public final class VerifierPoolClient: Service, Sendable {
         }
     }
 
-    private func tickLoop() async throws {
-        var lastHeartbeat = ContinuousClock.now
-        while true {
-            try await Task.sleep(for: .milliseconds(250))
-            let now = ContinuousClock.now
-            let (dispatches, expired, dead, workers) = state.withLock { state in
-                let (dispatches, expired, dead) = state.dispatcher.tick(now: now)
-                return (dispatches, expired, dead, state.dispatcher.workerIDs)
-            }
-            for worker in dead { logger.warning("verifier lost; its requests go to others", metadata: ["pool.worker": "\(Hex.lowercase(worker))"]) }
-            send(dispatches)
-            fail(expired, with: Unavailable())
-            if now - lastHeartbeat >= Self.heartbeatInterval {
-                lastHeartbeat = now
-                for worker in workers { sendFrames([worker] + PoolFrame.encode(.heartbeat)) }
-            }
+    /// One turn of the timer loop: fails what is past its deadline, forgets
+    /// dead verifiers and sends their requests to others, heartbeats the
+    /// verifiers connected; then returns when the next of these falls due. No
+    /// verifier and no request: nil, and the loop sleeps until one comes.
+    private func timerTurn(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        let (dispatches, failed, dead, beat, alarm) = state.withLock { state in
+            let overdue = state.requests.timerWoke(now: now)
+            for entry in overdue { state.dispatcher.abandon(entry.id) }
+            let (dispatches, expired, dead) = state.dispatcher.tick(now: now)
+            let failed = overdue.map(\.waiter) + state.requests.failed(expired)
+            let workers = state.dispatcher.workerIDs
+            let beat = state.heartbeat.due(now: now, peers: !workers.isEmpty) ? workers : []
+            let due = [state.dispatcher.nextDue, state.heartbeat.next].compactMap { $0 }.min()
+            return (dispatches, failed, dead, beat, state.requests.timerSleeps(alsoDue: due))
         }
+        for worker in dead { logger.warning("verifier lost; its requests go to others", metadata: ["pool.worker": "\(Hex.lowercase(worker))"]) }
+        send(dispatches)
+        for waiter in failed { waiter.resume(throwing: Unavailable()) }
+        for worker in beat { sendFrames([worker] + PoolFrame.encode(.heartbeat)) }
+        return alarm
     }
+
+    /// How many turns the timer loop took so far (tests: an idle client takes none after its first).
+    var timerWakeups: Int { state.withLock { $0.requests.timerWakeups } }
 
     private func send(_ dispatches: [PoolDispatcher.Dispatch]) {
         for dispatch in dispatches {
-            guard let envelope = state.withLock({ $0.waiting[dispatch.request]?.envelope }) else { continue }
+            guard let envelope = state.withLock({ $0.requests.payload(of: dispatch.request) }) else { continue }
             sendFrames([dispatch.worker] + PoolFrame.encode(.request, [PoolFrame.uint64(dispatch.request), envelope]), to: dispatch.worker)
         }
     }
@@ -190,26 +218,21 @@ public final class VerifierPoolClient: Service, Sendable {
                 try await socket.send(frames)
             } catch {
                 guard let worker else { continue }
-                let lost = state.withLock { $0.dispatcher.lost(worker, now: .now) }
+                let (lost, failed, wake) = state.withLock { state in
+                    let lost = state.dispatcher.lost(worker, now: .now)
+                    // Its requests went back to the queue, where they expire at their deadline.
+                    return (lost, state.requests.failed(lost.expired), state.wakeTimer(for: state.dispatcher.nextDue))
+                }
+                if wake { timer.wake() }
                 send(lost.dispatches)
-                fail(lost.expired, with: Unavailable())
+                for waiter in failed { waiter.resume(throwing: Unavailable()) }
             }
         }
     }
 
-    private func fail(_ ids: [UInt64], with error: any Error) {
-        for id in ids {
-            state.withLock { $0.waiting.removeValue(forKey: id) }?.continuation.resume(throwing: error)
-        }
-    }
-
-    private func failAll(_ error: any Error) {
-        let all = state.withLock { state in
-            let all = state.waiting.values.map(\.continuation)
-            state.waiting.removeAll()
-            return all
-        }
-        for continuation in all { continuation.resume(throwing: error) }
+    /// The client stopped: whoever still waits hears so now, and later requests are refused.
+    private func failAll() {
+        for waiter in state.withLock({ $0.requests.stop() }) { waiter.resume(throwing: Unavailable()) }
     }
 }
 

@@ -58,6 +58,22 @@ import Testing
         #expect(dispatcher.inFlightCount == 0)
     }
 
+    @Test func theNextDueIsTheEarliestDeadlineGraceOrDeathAndTickFindsItDue() {
+        var dispatcher = PoolDispatcher(deadAfter: .seconds(3))
+        #expect(dispatcher.nextDue == nil, "nothing to wake for")
+        _ = dispatcher.submit(1, deadline: t0 + .seconds(2), now: t0)
+        #expect(dispatcher.nextDue == t0 + .seconds(2), "queued: its deadline")
+        _ = dispatcher.ready(a, capacity: 1, now: t0)
+        // Dispatched: its deadline and grace (3 s), with the worker's death (3 s).
+        #expect(dispatcher.nextDue == t0 + .seconds(3))
+        _ = dispatcher.heard(from: a, now: t0 + .seconds(1))
+        #expect(dispatcher.nextDue == t0 + .seconds(2) + PoolDispatcher.answerGrace)
+        #expect(dispatcher.tick(now: t0 + .seconds(3)).expired == [1], "due at that instant")
+        #expect(dispatcher.nextDue == t0 + .seconds(4), "the worker's death")
+        #expect(dispatcher.tick(now: t0 + .seconds(4)).dead == [a])
+        #expect(dispatcher.nextDue == nil)
+    }
+
     @Test func aDrainingWorkerGetsNothingNew() {
         var dispatcher = PoolDispatcher()
         _ = dispatcher.ready(a, capacity: 5, now: t0)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PostgresNIO
+import RequestReply
 import ServiceLifecycle
 import StorekeeperCore
 import ZeroMQ
