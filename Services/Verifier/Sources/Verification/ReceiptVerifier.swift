@@ -8,9 +8,12 @@ import StorekeeperCore
 import Synchronization
 
 /// The one front door of receipt verification, whichever backend answers
-/// (`ReceiptBackend`): the in-flight cap, one backend call for identical
-/// requests in flight together, the verifier's metrics, and the request's id
-/// and receipt digest on every log line.
+/// (`ReceiptBackend`: verifyReceipt, or the App Store Server API's history
+/// with `STOREKEEPER_RECEIPT_VERIFICATION=server_api`): the in-flight cap,
+/// one backend call for identical requests in flight together, the
+/// verifier's metrics, and the request's id and receipt digest on every log
+/// line. In both modes, then, a burst of one receipt costs Apple one call:
+/// the App Store Server API is rate-limited, verifyReceipt slow.
 public final class ReceiptVerifier: Sendable {
     private let backend: any ReceiptBackend
     private let maxInFlight: Int
@@ -29,6 +32,14 @@ public final class ReceiptVerifier: Sendable {
         self.init(
             backend: VerifyReceiptBackend(settings: settings, backoff: backoff, metrics: metrics, transport: transport),
             maxInFlight: settings.maxInFlight, logger: logger, metrics: metrics)
+    }
+
+    /// The App Store Server API's history (`STOREKEEPER_RECEIPT_VERIFICATION=server_api`).
+    public convenience init(
+        history: ServerAPIReceiptReader, maxInFlight: Int, logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.init(backend: history, maxInFlight: maxInFlight, logger: logger, metrics: VerifierMetrics(factory: metricsFactory))
     }
 
     init(backend: any ReceiptBackend, maxInFlight: Int, logger: Logger, metrics: VerifierMetrics) {
