@@ -275,7 +275,7 @@ let package = Package(
         .testTarget(
             name: "VerifierTests",
             dependencies: [
-                "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS",
+                "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS", "CallGates",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -289,23 +289,26 @@ let package = Package(
         .testTarget(
             name: "ServerAPITests",
             dependencies: [
-                "Verifier", "Simulator", "AppleFormats", "AppleJWS", "CurlHTTP", "Contracts", "StorekeeperCore",
+                "Verifier", "Simulator", "AppleFormats", "AppleJWS", "CurlHTTP", "Contracts", "StorekeeperCore", "CallGates",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             path: "Tests/ServerAPITests", swiftSettings: strict),
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
-                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", "TaskOutcome",
+                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", "TaskOutcome", "CallGates",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VerifierPoolTests", swiftSettings: strict),
         // Awaiting a task with a limit, so a test of a rule that hangs fails instead of hanging.
         .target(name: "TaskOutcome", path: "Tests/Support/TaskOutcome", swiftSettings: strict),
+        // Holding test doubles' calls in flight until the test lets them go, instead of timing them.
+        .target(name: "CallGates", path: "Tests/Support/CallGates", swiftSettings: strict),
         // A throw-away PostgreSQL cluster for the tests of the ledger on PostgreSQL.
         .target(
             name: "PostgresTestServer",

@@ -15,18 +15,16 @@ struct HistoryReceiptTests {
 
     /// Both modes' results for one receipt.
     static func bothWays(_ receipt: String, _ harness: ServerAPIHarness) async throws -> (history: VerifyResult, verifyReceipt: VerifyResult) {
-        let history = try await harness.historyReader().verify(request(receipt), deadline: .now + .seconds(30), requestID: "req-h")
+        let history = try await harness.historyVerifier().verify(request(receipt), deadline: .now + .seconds(30), requestID: "req-h").get()
         let verified = try await harness.receiptVerifier().verify(request(receipt), deadline: .now + .seconds(30), requestID: "req-v").get()
         return (history, verified)
     }
 
-    /// Why the reader refused `receipt`; nil when it read it.
-    static func refusal(_ reader: ServerAPIReceiptReader, _ receipt: String) async -> FailureCode? {
-        do {
-            _ = try await reader.verify(request(receipt), deadline: .now + .seconds(30), requestID: "req-r")
-            return nil
-        } catch {
-            return error.failureCode
+    /// Why the verifier refused `receipt`, as the client hears it; nil when it read it.
+    static func refusal(_ verifier: ReceiptVerifier, _ receipt: String) async -> FailureCode? {
+        switch await verifier.verify(request(receipt), deadline: .now + .seconds(30), requestID: "req-r") {
+        case .success: nil
+        case .failure(let failure): failure.serviceFailure.failureCode
         }
     }
 
@@ -97,15 +95,15 @@ struct HistoryReceiptTests {
 
     @Test func receiptsRefusedBeforeAnyCall() async throws {
         try await ServerAPIHarness.with { harness in
-            let reader = try harness.historyReader()
+            let verifier = try harness.historyVerifier()
             let notAReceipt = Data("SKSIM1 not an app receipt".utf8).base64EncodedString()
             let otherApp = Data(
                 try SimAppReceipt.der(bundleID: "com.example.other", environment: .production, createdMs: 0, transactions: [])
             ).base64EncodedString()
-            #expect(await Self.refusal(reader, notAReceipt) == .badReceiptEncoding)
-            #expect(await Self.refusal(reader, otherApp) == .bundleMismatch)
+            #expect(await Self.refusal(verifier, notAReceipt) == .badReceiptEncoding)
+            #expect(await Self.refusal(verifier, otherApp) == .bundleMismatch)
             let sandbox = try harness.buy(account: "sandbox-refused")
-            #expect(await Self.refusal(try harness.historyReader(acceptSandbox: false), sandbox.receiptData) == .sandboxNotAccepted)
+            #expect(await Self.refusal(try harness.historyVerifier(acceptSandbox: false), sandbox.receiptData) == .sandboxNotAccepted)
             #expect(harness.paths.isEmpty)
         }
     }
@@ -121,7 +119,7 @@ struct HistoryReceiptTests {
                 try SimAppReceipt.der(
                     bundleID: ServerAPIHarness.bundleID, environment: .sandbox, createdMs: 1_700_000_000_000, transactions: [forged])
             ).base64EncodedString()
-            #expect(await Self.refusal(try harness.historyReader(), receipt) == .receiptInvalid)
+            #expect(await Self.refusal(try harness.historyVerifier(), receipt) == .receiptInvalid)
         }
     }
 
@@ -140,8 +138,9 @@ struct HistoryReceiptTests {
                     bundleID: ServerAPIHarness.bundleID, environment: .production, createdMs: 1_700_000_000_000,
                     transactions: listed)
             ).base64EncodedString()
-            let history = try await harness.historyReader().verify(
-                Self.request(receipt), deadline: .now + .seconds(30), requestID: "req-m")
+            let history = try await harness.historyVerifier().verify(
+                Self.request(receipt), deadline: .now + .seconds(30), requestID: "req-m"
+            ).get()
             #expect(history.transactions.map(\.transactionID) == [bought.transactionID])
             #expect(
                 harness.paths == [

@@ -1,5 +1,6 @@
 import AppleFormats
 import AppleJWS
+import CallGates
 import Contracts
 import CurlHTTP
 import Foundation
@@ -43,9 +44,11 @@ struct ServerAPIHarness: Sendable {
 
     /// A client of the simulator. `attemptTimeout` ends a hung call; `deadline` every call (both
     /// generous: under a loaded machine a slow answer must not become a retry a test did not expect).
+    /// Its requests wait at `gate`, when there is one, once recorded in `sent`.
     func client(
         key: ServerAPISigningKey? = nil, appAppleID: Int64 = SimulatorServerAPIKey.appAppleID, acceptSandbox: Bool = true,
-        trustSimulator: Bool = true, attemptTimeout: Duration = .seconds(10), deadline: Duration = .seconds(30)
+        trustSimulator: Bool = true, attemptTimeout: Duration = .seconds(10), deadline: Duration = .seconds(30),
+        gate: CallGate? = nil
     ) throws -> AppStoreServerClient {
         let configuration = ServerAPIClientConfiguration(
             productionURL: base + "/production", sandboxURL: base + "/sandbox", credentials: try Self.credentials(key: key),
@@ -58,6 +61,7 @@ struct ServerAPIHarness: Sendable {
             backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20))
         ) { request throws(HTTPClientError) in
             sent.append(request)
+            await gate?.pass()
             return try await curl.execute(request)
         }
     }

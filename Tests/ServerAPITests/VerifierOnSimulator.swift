@@ -1,7 +1,9 @@
 import AppleFormats
+import CallGates
 import Contracts
 import CurlHTTP
 import Logging
+import Metrics
 import StorekeeperCore
 
 @testable import Verifier
@@ -24,11 +26,17 @@ extension ServerAPIHarness {
         }
     }
 
-    /// `server_api` mode's reader of receipts.
-    func historyReader(acceptSandbox: Bool = true) throws -> ServerAPIReceiptReader {
-        ServerAPIReceiptReader(
-            client: try client(acceptSandbox: acceptSandbox), bundleIDs: [Self.bundleID], acceptSandbox: acceptSandbox,
-            logger: Logger(label: "history-test") { [logs] _ in logs })
+    /// `server_api` mode's verifier: the Server API's reader of receipts behind the front door.
+    /// Its calls to the simulator wait at `gate`, when there is one.
+    func historyVerifier(
+        acceptSandbox: Bool = true, maxInFlight: Int = 4096, gate: CallGate? = nil,
+        metrics: any MetricsFactory = NOOPMetricsHandler.instance
+    ) throws -> ReceiptVerifier {
+        ReceiptVerifier(
+            history: ServerAPIReceiptReader(
+                client: try client(acceptSandbox: acceptSandbox, gate: gate), bundleIDs: [Self.bundleID],
+                acceptSandbox: acceptSandbox),
+            maxInFlight: maxInFlight, logger: Logger(label: "history-test") { [logs] _ in logs }, metricsFactory: metrics)
     }
 
     /// The pool handler of a verifier with the Server API (or without it), in the receipt mode given.
@@ -36,8 +44,8 @@ extension ServerAPIHarness {
         serverAPI: Bool = true, receipts mode: ReceiptVerificationMode = .verifyReceipt, deadline: Duration = .seconds(30)
     ) throws -> VerifyRequestHandler {
         VerifyRequestHandler(
-            verifier: try receiptVerifier(), signedData: try reader(), serverAPI: serverAPI ? try client() : nil,
-            historyReceipts: mode == .serverAPI ? try historyReader() : nil, defaultDeadline: deadline)
+            verifier: mode == .serverAPI ? try historyVerifier() : try receiptVerifier(), signedData: try reader(),
+            serverAPI: serverAPI ? try client() : nil, defaultDeadline: deadline)
     }
 
     /// The pool's answer to `body`, as a verifier gives it.

@@ -1,5 +1,5 @@
+import CallGates
 import Contracts
-import Synchronization
 import Testing
 import ZeroMQ
 
@@ -53,13 +53,13 @@ import ZeroMQ
 
     @Test func aLeavingWorkerSaysGoodbyeThenServesWhatComesUntilItHoldsNothing() async throws {
         let (router, endpoint) = try gateway()
-        let release = Gate()
+        let release = CallGate()
         // This gateway never sends a heartbeat: a long silence allowance keeps it live however
         // slowly a loaded machine gets to leave() (past it, a worker drops at once, without goodbye).
         let worker = PoolWorker(
             context: zmq, endpoint: endpoint, share: WorkerShare(8), gatewayDeadAfter: .seconds(600), logger: quietLogger
         ) { request in
-            await release.wait()
+            await release.pass()
             return Envelope(requestID: request.requestID, body: .verifyResult(VerifyResult()))
         }
         let running = Task { try await worker.run() }
@@ -67,7 +67,7 @@ import ZeroMQ
         let ready = try #require(await next(.ready, on: router))
         let held = Envelope(requestID: "held", deadlineMilliseconds: 0, body: .verifyRequest(VerifyRequest()))
         _ = try router.send([ready.worker] + PoolFrame.encode(.request, [PoolFrame.uint64(1), held.frame()]))
-        #expect(await release.eventuallyWaiting(1))
+        #expect(await eventually { release.waiting >= 1 })
 
         worker.leave()
         // A live gateway hears goodbye first; the worker is still serving.
@@ -77,7 +77,7 @@ import ZeroMQ
         try await Task.sleep(for: .milliseconds(1_500))
         let late = Envelope(requestID: "late", deadlineMilliseconds: 0, body: .verifyRequest(VerifyRequest()))
         _ = try router.send([ready.worker] + PoolFrame.encode(.request, [PoolFrame.uint64(2), late.frame()]))
-        #expect(await release.eventuallyWaiting(2))
+        #expect(await eventually { release.waiting >= 2 })
         release.open()
         var answered: [UInt64: String] = [:]
         for _ in 0..<2 {
@@ -88,33 +88,5 @@ import ZeroMQ
         #expect(answered == [1: "held", 2: "late"])
         // Nothing held any more: the worker stops by itself.
         try await running.value
-    }
-}
-
-/// Holds callers until `open()`.
-private final class Gate: Sendable {
-    private let state = Mutex((open: false, waiting: [CheckedContinuation<Void, Never>]()))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let pass = state.withLock { state in
-                if !state.open { state.waiting.append(continuation) }
-                return state.open
-            }
-            if pass { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiting = state.withLock { state in
-            state.open = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for caller in waiting { caller.resume() }
-    }
-
-    func eventuallyWaiting(_ count: Int) async -> Bool {
-        await eventually { self.state.withLock { $0.waiting.count } >= count }
     }
 }

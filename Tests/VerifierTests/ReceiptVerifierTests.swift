@@ -1,3 +1,4 @@
+import CallGates
 import Contracts
 import CurlHTTP
 import Foundation
@@ -13,32 +14,19 @@ import Testing
     final class ScriptedApple: Sendable {
         let calls = Mutex<[(url: String, body: String)]>([])
         let answer: @Sendable (String) -> HTTPResponse
-        /// Closed: every call waits in it until `open()`.
-        private let gate: Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>
+        /// Gated: every call waits in it until `open()`.
+        private let gate: CallGate
 
         init(gated: Bool = false, answer: @escaping @Sendable (String) -> HTTPResponse) {
             self.answer = answer
-            gate = Mutex((!gated, []))
+            gate = CallGate(holding: gated ? .max : 0)
         }
 
-        func open() {
-            let waiting = gate.withLock { gate in
-                gate.open = true
-                defer { gate.waiting = [] }
-                return gate.waiting
-            }
-            for caller in waiting { caller.resume() }
-        }
+        func open() { gate.open() }
 
         func transport(_ request: CurlHTTP.HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
             calls.withLock { $0.append((request.url, String(decoding: request.body, as: UTF8.self))) }
-            await withCheckedContinuation { continuation in
-                let wait = gate.withLock { gate in
-                    if !gate.open { gate.waiting.append(continuation) }
-                    return !gate.open
-                }
-                if !wait { continuation.resume() }
-            }
+            await gate.pass()
             return answer(request.url)
         }
     }

@@ -34,9 +34,6 @@ public enum VerifierApplication {
                 maxConcurrentTransfers: settings.maxInFlight, maxConnectionsPerHost: settings.maxInFlight,
                 maxResponseBytes: AppleCaller.maxResponseBytes),
             logger: context.logger)
-        let verifier = ReceiptVerifier(settings: settings, logger: context.logger) { request throws(HTTPClientError) in
-            try await client.execute(request)
-        }
         let signedData = SignedDataReader(
             verifier: SignedDataVerifier(trustedRoots: try trustedRoots(settings)), bundleIDs: settings.bundleIDs,
             acceptSandbox: settings.acceptSandbox)
@@ -45,15 +42,8 @@ public enum VerifierApplication {
                 request throws(HTTPClientError) in try await client.execute(request)
             }
         }
-        // validate() refused server_api without the Server API.
-        let historyReceipts = settings.receiptVerification == .serverAPI
-            ? serverAPI.map {
-                ServerAPIReceiptReader(
-                    client: $0, bundleIDs: settings.bundleIDs, acceptSandbox: settings.acceptSandbox, logger: context.logger)
-            } : nil
         let handler = VerifyRequestHandler(
-            verifier: verifier, signedData: signedData, serverAPI: serverAPI, historyReceipts: historyReceipts,
-            defaultDeadline: settings.verifyDeadline)
+            verifier: receiptVerifier(settings, serverAPI: serverAPI, client: client, logger: context.logger), signedData: signedData, serverAPI: serverAPI, defaultDeadline: settings.verifyDeadline)
         // Every gateway's pool, and the ledger's (for subscription refreshes). A host name stands
         // for every address it resolves to, looked up again every few seconds (PoolDiscovery).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
@@ -73,6 +63,22 @@ public enum VerifierApplication {
             ])
         // Started in order, stopped in reverse: the workers leave their pools before the client stops.
         return [client, discovery]
+    }
+
+    /// The receipts' front door, its backend as `STOREKEEPER_RECEIPT_VERIFICATION` says.
+    static func receiptVerifier(
+        _ settings: AppleSettings, serverAPI: AppStoreServerClient?, client: CurlHTTPClient, logger: Logger
+    ) -> ReceiptVerifier {
+        // validate() refused server_api without the Server API.
+        if settings.receiptVerification == .serverAPI, let serverAPI {
+            return ReceiptVerifier(
+                history: ServerAPIReceiptReader(
+                    client: serverAPI, bundleIDs: settings.bundleIDs, acceptSandbox: settings.acceptSandbox),
+                maxInFlight: settings.maxInFlight, logger: logger)
+        }
+        return ReceiptVerifier(settings: settings, logger: logger) { request throws(HTTPClientError) in
+            try await client.execute(request)
+        }
     }
 
     /// Apple Root CA - G3, plus the roots in `STOREKEEPER_JWS_EXTRA_ROOTS` (tests and the simulator only).
@@ -106,14 +112,13 @@ struct VerifyRequestHandler: Sendable {
     static let noServerAPI = ServiceFailure(
         .badRequest, message: "transaction_id needs App Store Server API credentials; send signed_transaction")
 
+    /// Receipts, verifyReceipt's or (`server_api`) the Server API's history, behind one cap and coalescing.
     let verifier: ReceiptVerifier
     let signedData: SignedDataReader
     /// The App Store Server API, when configured: POST /v1/transactions with a
     /// transaction_id, and the ledger's refreshes, notification catch-up and
     /// consumption information (`ServerAPIPoolRequests`).
     let serverAPI: AppStoreServerClient?
-    /// `STOREKEEPER_RECEIPT_VERIFICATION=server_api`: receipts are read from the Server API's history.
-    let historyReceipts: ServerAPIReceiptReader?
     let defaultDeadline: Duration
     /// Reads the envelope's deadline and stamps the signed data's checks.
     var clock: WallClock = .system
@@ -155,15 +160,7 @@ struct VerifyRequestHandler: Sendable {
     }
 
     private func verifyReceipt(_ request: VerifyRequest, _ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
-        let deadline = deadline(of: envelope, nowMs: nowMs)
-        if let historyReceipts {
-            do {
-                return .verifyResult(try await historyReceipts.verify(request, deadline: deadline, requestID: envelope.requestID))
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch await verifier.verify(request, deadline: deadline, requestID: envelope.requestID) {
+        switch await verifier.verify(request, deadline: deadline(of: envelope, nowMs: nowMs), requestID: envelope.requestID) {
         case .success(let verified): return .verifyResult(verified)
         case .failure(let failure): return .failure(failure.serviceFailure)
         }

@@ -1,4 +1,3 @@
-import AppleFormats
 import Contracts
 import Crypto
 import CurlHTTP
@@ -8,43 +7,49 @@ import Metrics
 import StorekeeperCore
 import Synchronization
 
-/// Verifies receipts with Apple: environment fallback, retries within the
-/// deadline, a circuit breaker per endpoint, coalescing of identical
-/// requests, the bundle check, and normalization of the answer.
+/// The one front door of receipt verification, whichever backend answers
+/// (`ReceiptBackend`: verifyReceipt, or the App Store Server API's history
+/// with `STOREKEEPER_RECEIPT_VERIFICATION=server_api`): the in-flight cap,
+/// one backend call for identical requests in flight together, the
+/// verifier's metrics, and the request's id and receipt digest on every log
+/// line. In both modes, then, a burst of one receipt costs Apple one call:
+/// the App Store Server API is rate-limited, verifyReceipt slow.
 public final class ReceiptVerifier: Sendable {
-    private let caller: AppleCaller
-    private let bundleRule: BundleRule
-    /// `STOREKEEPER_ACCEPT_SANDBOX`: false fails a receipt instead of asking the sandbox.
-    private let acceptSandbox: Bool
+    private let backend: any ReceiptBackend
     private let maxInFlight: Int
-    private let backoff: Backoff
     private let logger: Logger
-    private let breakers = Mutex<[AppleEnvironment: CircuitBreaker]>([:])
+    private let metrics: VerifierMetrics
     private let inFlight = Atomic<Int>(0)
-    private let coalescer = RequestCoalescer<CoalescingKey, Result<VerifyResult, VerifyFailure>>()
-    private let metrics = VerifierMetrics()
+    private let coalescer = RequestCoalescer<ReceiptCoalescingKey, Result<VerifyResult, VerifyFailure>>()
 
-    struct CoalescingKey: Hashable, Sendable {
-        let receipt: String
-        let excludeOldTransactions: Bool
-        let start: AppleEnvironment
-    }
-
-    public init(
+    /// verifyReceipt (`STOREKEEPER_RECEIPT_VERIFICATION=verify_receipt`, the default) over `transport`.
+    public convenience init(
         settings: AppleSettings, backoff: Backoff = Backoff(), logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
         transport: @escaping @Sendable (HTTPRequest) async throws(HTTPClientError) -> HTTPResponse
     ) {
-        caller = AppleCaller(
-            productionURL: settings.productionURL, sandboxURL: settings.sandboxURL, sharedSecret: settings.sharedSecret,
-            connectTimeout: settings.connectTimeout, attemptTimeout: settings.attemptTimeout, transport: transport)
-        bundleRule = BundleRule(allowed: settings.bundleIDs)
-        acceptSandbox = settings.acceptSandbox
-        maxInFlight = settings.maxInFlight
-        self.backoff = backoff
-        self.logger = logger
+        let metrics = VerifierMetrics(factory: metricsFactory)
+        self.init(
+            backend: VerifyReceiptBackend(settings: settings, backoff: backoff, metrics: metrics, transport: transport),
+            maxInFlight: settings.maxInFlight, logger: logger, metrics: metrics)
     }
 
-    /// Callers waiting for an identical request's Apple call (for tests).
+    /// The App Store Server API's history (`STOREKEEPER_RECEIPT_VERIFICATION=server_api`).
+    public convenience init(
+        history: ServerAPIReceiptReader, maxInFlight: Int, logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.init(backend: history, maxInFlight: maxInFlight, logger: logger, metrics: VerifierMetrics(factory: metricsFactory))
+    }
+
+    init(backend: any ReceiptBackend, maxInFlight: Int, logger: Logger, metrics: VerifierMetrics) {
+        self.backend = backend
+        self.maxInFlight = maxInFlight
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Callers waiting for an identical request's backend call (for tests).
     var coalescedCallers: Int { coalescer.followerCount }
 
     public func verify(
@@ -60,86 +65,10 @@ public final class ReceiptVerifier: Sendable {
         var logger = logger
         logger[metadataKey: "request.id"] = "\(requestID)"
         logger[metadataKey: "receipt.sha256"] = "\(digest.prefix(16))"
-        let key = CoalescingKey(
-            receipt: request.receiptData, excludeOldTransactions: request.excludeOldTransactions,
-            start: request.startEnvironment)
-        let (result, shared) = await coalescer.run(key) {
-            await self.verifyWithApple(request, digest: digest, deadline: deadline, logger: logger)
+        let (result, shared) = await coalescer.run(backend.coalescingKey(request)) {
+            await self.backend.verify(request, digest: digest, deadline: deadline, logger: logger)
         }
         if shared { metrics.coalesced.increment() }
         return result
-    }
-
-    private func verifyWithApple(
-        _ request: VerifyRequest, digest: String, deadline: ContinuousClock.Instant, logger: Logger
-    ) async -> Result<VerifyResult, VerifyFailure> {
-        var machine = VerificationStateMachine(start: request.startEnvironment, deadline: deadline, backoff: backoff)
-        var action = machine.begin()
-        while true {
-            switch action {
-            case .call(.sandbox, _) where !acceptSandbox:
-                // Nothing from the sandbox would be recorded: do not ask it.
-                logger.info("sandbox receipt refused (STOREKEEPER_ACCEPT_SANDBOX=false)")
-                return .failure(.sandboxNotAccepted)
-            case .call(let environment, let delay):
-                if delay > .zero { try? await Task.sleep(for: delay) }
-                let outcome = await attempt(environment, request, deadline: deadline)
-                action = machine.handle(outcome, now: .now, unit: Double.random(in: 0..<1))
-            case .succeed(let environment, let response):
-                metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
-                var result = ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: digest)
-                if bundleRule.verdict(for: result.bundleID, whenUnconfigured: .acceptAny) != .accepted {
-                    logger.notice("receipt of another bundle", metadata: ["receipt.bundle_id": "\(result.bundleID)"])
-                    return .failure(.bundleMismatch(bundleID: result.bundleID))
-                }
-                result.receiptSha256 = digest
-                logger.info(
-                    "receipt verified",
-                    metadata: [
-                        "apple.environment": "\(environment.label)",
-                        "apple.status": "\(result.appleStatus)", "apple.retries": "\(machine.retryCount)",
-                        "receipt.transactions": "\(result.transactions.count)",
-                    ])
-                return .success(result)
-            case .fail(let failure):
-                metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
-                if case .appleRejectedRequest(let status, let http) = failure {
-                    logger.error(
-                        "Apple refused the request Storekeeper built: a bug or a misconfigured URL",
-                        metadata: ["apple.status": "\(status.map(String.init) ?? "-")", "http.status": "\(http.map(String.init) ?? "-")"])
-                } else {
-                    logger.info("verification failed", metadata: ["failure": "\(failure)"])
-                }
-                return .failure(failure)
-            }
-        }
-    }
-
-    /// One call to Apple, unless that endpoint's breaker is open.
-    private func attempt(
-        _ environment: AppleEnvironment, _ request: VerifyRequest, deadline: ContinuousClock.Instant
-    ) async -> VerificationStateMachine.Outcome {
-        let allowed = breakers.withLock { breakers -> Duration? in
-            var breaker = breakers[environment] ?? CircuitBreaker()
-            defer { breakers[environment] = breaker }
-            return breaker.allowCall(now: .now) ? nil : breaker.retryAfter(now: .now)
-        }
-        if let wait = allowed { return .circuitOpen(retryAfter: max(wait, .milliseconds(100))) }
-        let started = ContinuousClock.now
-        let outcome = await caller.call(
-            environment, receipt: request.receiptData, excludeOldTransactions: request.excludeOldTransactions,
-            timeLeft: max(.milliseconds(1), deadline - started))
-        let appleTrouble: Bool
-        switch outcome {
-        case .answered(let response): appleTrouble = response.statusClass == .retryable
-        default: appleTrouble = true
-        }
-        breakers.withLock { breakers in
-            var breaker = breakers[environment] ?? CircuitBreaker()
-            if appleTrouble { breaker.recordFailure(now: .now) } else { breaker.recordSuccess() }
-            breakers[environment] = breaker
-        }
-        metrics.recordCall(environment: environment, outcome: outcome, duration: .now - started)
-        return outcome
     }
 }

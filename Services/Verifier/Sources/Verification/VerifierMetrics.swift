@@ -5,10 +5,20 @@ import StorekeeperCore
 /// The verifier's metrics. Dimensions are bounded: environment, and Apple's
 /// status or the HTTP outcome class, never a receipt or user.
 struct VerifierMetrics: Sendable {
-    let inFlight = Gauge(label: "storekeeper_verifier_in_flight")
-    let coalesced = Counter(label: "storekeeper_verifier_coalesced_total")
-    let retries = Counter(label: "storekeeper_apple_retries_total")
-    let fallbacks = Counter(label: "storekeeper_apple_environment_fallbacks_total")
+    /// Where the metrics go: the process's (Prometheus) unless a test gives its own.
+    let factory: any MetricsFactory
+    let inFlight: Gauge
+    let coalesced: Counter
+    let retries: Counter
+    let fallbacks: Counter
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        inFlight = Gauge(label: "storekeeper_verifier_in_flight", factory: factory)
+        coalesced = Counter(label: "storekeeper_verifier_coalesced_total", factory: factory)
+        retries = Counter(label: "storekeeper_apple_retries_total", factory: factory)
+        fallbacks = Counter(label: "storekeeper_apple_environment_fallbacks_total", factory: factory)
+    }
 
     func record(fallbacks count: Int, retries retryCount: Int) {
         if count > 0 { fallbacks.increment(by: count) }
@@ -28,7 +38,7 @@ struct VerifierMetrics: Sendable {
         }
         Timer(
             label: "storekeeper_apple_request_duration_seconds",
-            dimensions: [("environment", environment.label), ("status", status)]
+            dimensions: [("environment", environment.label), ("status", status)], factory: factory
         ).recordNanoseconds(duration.nanoseconds)
     }
 }

@@ -20,6 +20,10 @@ public enum VerifyFailure: Error, Equatable, Sendable {
     case sandboxNotAccepted
     /// The verifier is at its in-flight bound; the caller should try another or wait.
     case overloaded
+    /// `server_api` mode: the receipt refused, or not read from the App Store
+    /// Server API, already as the client hears it (`ServerAPIReceiptReader`;
+    /// the codes are docs/app-store-server-api.md's).
+    case serverAPI(ServiceFailure)
 
     public var serviceFailure: ServiceFailure {
         switch self {
@@ -41,6 +45,8 @@ public enum VerifyFailure: Error, Equatable, Sendable {
             ServiceFailure(.sandboxNotAccepted, message: "sandbox purchases are not accepted here")
         case .overloaded:
             ServiceFailure(.overloaded, message: "verifier at capacity", retryable: true, retryAfterMilliseconds: 1_000)
+        case .serverAPI(let failure):
+            failure
         }
     }
 }

@@ -1,7 +1,5 @@
 import AppleFormats
 import Contracts
-import Crypto
-import Foundation
 import Logging
 import StorekeeperCore
 
@@ -28,6 +26,9 @@ import StorekeeperCore
 ///   Apple does not know is not credited.
 /// - With a subscription among them, Get All Subscription Statuses gives each
 ///   subscription's signed renewal info (the pending renewals).
+///
+/// It is a backend of `ReceiptVerifier`, which caps and coalesces its calls:
+/// Apple rate-limits the Server API.
 public struct ServerAPIReceiptReader: Sendable {
     /// Receipt purchases missing from the history looked up one by one, at most.
     static let maximumSingleLookups = 20
@@ -36,24 +37,18 @@ public struct ServerAPIReceiptReader: Sendable {
     let bundleRule: BundleRule
     /// `STOREKEEPER_ACCEPT_SANDBOX`: false refuses a sandbox receipt before any call.
     let acceptSandbox: Bool
-    let logger: Logger
 
-    public init(client: AppStoreServerClient, bundleIDs: [String], acceptSandbox: Bool, logger: Logger) {
+    public init(client: AppStoreServerClient, bundleIDs: [String], acceptSandbox: Bool) {
         self.client = client
         self.bundleRule = BundleRule(allowed: bundleIDs)
         self.acceptSandbox = acceptSandbox
-        self.logger = logger
     }
 
     /// The receipt's purchases as Apple's history has them, or the failure a client hears.
-    public func verify(
-        _ request: VerifyRequest, deadline: ContinuousClock.Instant, requestID: String
+    func read(
+        _ request: VerifyRequest, digest: String, deadline: ContinuousClock.Instant, logger: Logger
     ) async throws(ServiceFailure) -> VerifyResult {
-        let digest = Hex.lowercase(SHA256.hash(data: Data(request.receiptData.utf8)))
-        var logger = logger
-        logger[metadataKey: "request.id"] = "\(requestID)"
-        logger[metadataKey: "receipt.sha256"] = "\(digest.prefix(16))"
-        let receipt = try read(request.receiptData, logger: logger)
+        let receipt = try parse(request.receiptData, logger: logger)
         var result = VerifyResult.with {
             $0.style = .ios7
             $0.bundleID = receipt.bundleID ?? ""
@@ -91,7 +86,7 @@ public struct ServerAPIReceiptReader: Sendable {
     }
 
     /// The receipt's fields, refused before any call when malformed, another app's, or a refused sandbox's.
-    private func read(_ base64: String, logger: Logger) throws(ServiceFailure) -> AppReceipt {
+    private func parse(_ base64: String, logger: Logger) throws(ServiceFailure) -> AppReceipt {
         let receipt: AppReceipt
         do {
             receipt = try AppReceiptParser.parse(base64: base64)
@@ -171,5 +166,25 @@ public struct ServerAPIReceiptReader: Sendable {
     /// The receipt's own word (unsigned): used only to refuse, never to credit.
     static func isSandbox(_ receipt: AppReceipt) -> Bool {
         receipt.receiptType?.hasSuffix("Sandbox") == true
+    }
+}
+
+/// Behind `ReceiptVerifier`: its cap, coalescing, metrics and log context.
+extension ServerAPIReceiptReader: ReceiptBackend {
+    /// The receipt alone: the history is read the same whatever `exclude_old_transactions`
+    /// and the start environment say (production first, sandbox on 4040010), so a client's
+    /// request and the ledger's refresh of the same receipt share one read.
+    func coalescingKey(_ request: VerifyRequest) -> ReceiptCoalescingKey {
+        ReceiptCoalescingKey(receipt: request.receiptData)
+    }
+
+    func verify(
+        _ request: VerifyRequest, digest: String, deadline: ContinuousClock.Instant, logger: Logger
+    ) async -> Result<VerifyResult, VerifyFailure> {
+        do {
+            return .success(try await read(request, digest: digest, deadline: deadline, logger: logger))
+        } catch {
+            return .failure(.serverAPI(error))
+        }
     }
 }
