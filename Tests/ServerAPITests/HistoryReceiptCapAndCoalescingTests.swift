@@ -94,6 +94,8 @@ struct HistoryReceiptCapAndCoalescingTests {
             // Answered, the two leave room again.
             let after = await verifier.verify(Self.request(receipts[2].receiptData), deadline: .now + .seconds(60), requestID: "req-after")
             #expect((try? after.get().transactions.map(\.transactionID)) == [receipts[2].transactionID])
+            // With nothing left in flight, the gauge says so (it stayed at the peak before).
+            #expect(try metrics.expectGauge("storekeeper_verifier_in_flight").lastValue == 0)
         }
     }
 }

@@ -60,7 +60,8 @@ public final class ReceiptVerifier: Sendable {
             return .failure(.overloaded)
         }
         metrics.inFlight.record(inFlight.load(ordering: .relaxed))
-        defer { inFlight.subtract(1, ordering: .relaxed) }
+        // Recorded on the way down too: otherwise the gauge shows a burst's peak until the next receipt.
+        defer { metrics.inFlight.record(inFlight.subtract(1, ordering: .relaxed).newValue) }
         let digest = Hex.lowercase(SHA256.hash(data: Data(request.receiptData.utf8)))
         var logger = logger
         logger[metadataKey: "request.id"] = "\(requestID)"
