@@ -10,26 +10,11 @@ import FoundationNetworking
 @Suite(.serialized) struct ExecutableLifecycleTests {
     static let services = ["storekeeper-gateway", "storekeeper-verifier", "storekeeper-ledger", "storekeeper-sim"]
 
-    /// `extra` on addresses of its own and a fresh data directory: the defaults (port 8080,
-    /// tcp://127.0.0.1:7420-7424, ./data) may be taken by a stack running beside the tests.
-    static func isolated(_ extra: [String: String] = [:]) throws -> [String: String] {
-        var environment = [
-            "STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(try freeLoopbackPort())",
-            "STOREKEEPER_SIM_ADDR": "127.0.0.1:\(try freeLoopbackPort())",
-            "STOREKEEPER_DATA_DIR": FileManager.default.temporaryDirectory
-                .appendingPathComponent("storekeeper-lifecycle-\(UUID().uuidString)").path,
-        ]
-        for name in ["EVENTS", "VERIFIER", "LEDGER", "REPLAY", "REFRESH"] {
-            environment["STOREKEEPER_\(name)_ENDPOINT"] = "tcp://127.0.0.1:\(try freeLoopbackPort())"
-        }
-        return environment.merging(extra) { $1 }
-    }
-
     @Test(arguments: services)
     func startsLogsAndStopsOnSIGTERM(executable: String) async throws {
         let child = try ChildProcess(
             executable,
-            environment: try Self.isolated(["STOREKEEPER_LOG_FORMAT": "json", "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"]))
+            environment: try isolatedEnvironment(["STOREKEEPER_LOG_FORMAT": "json", "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"]))
         let started = await child.waitForOutput(containing: "\"msg\":\"started\"")
         let status = await child.stop()
         #expect(started, "no start line: \(child.captured)")
@@ -39,7 +24,7 @@ import FoundationNetworking
     }
 
     @Test func stopsOnSIGINT() async throws {
-        let child = try ChildProcess("storekeeper-ledger", environment: try Self.isolated())
+        let child = try ChildProcess("storekeeper-ledger", environment: try isolatedEnvironment())
         #expect(await child.waitForOutput(containing: "started"))
         child.signal(SIGINT)
         let status = await child.waitForExit()
@@ -78,7 +63,7 @@ import FoundationNetworking
         let secret = "f00dfeedcafe0123456789"
         let child = try ChildProcess(
             "storekeeper-verifier",
-            environment: try Self.isolated([
+            environment: try isolatedEnvironment([
                 "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_LOG_LEVEL": "trace",
                 "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
             ]))
@@ -90,7 +75,7 @@ import FoundationNetworking
     @Test func servesPrometheusMetricsWhenAsked() async throws {
         let port = try freeLoopbackPort()
         let child = try ChildProcess(
-            "storekeeper-ledger", environment: try Self.isolated(["STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(port)"]))
+            "storekeeper-ledger", environment: try isolatedEnvironment(["STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(port)"]))
         #expect(await child.waitForOutput(containing: "started"))
         var body: String?
         for _ in 0..<100 where body == nil {

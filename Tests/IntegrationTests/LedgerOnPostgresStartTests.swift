@@ -25,15 +25,9 @@ import Testing
         let server = try await PostgresTestServer.started()
         let url = try await server.newDatabase()
         await server.stop()
-        let endpoint = "tcp://127.0.0.1:\(try freeLoopbackPort())"
-        let child = try ChildProcess(
-            "storekeeper-ledger",
-            environment: [
-                "STOREKEEPER_DATABASE_URL": server.urlText(database: url.database), "STOREKEEPER_LEDGER_ENDPOINT": endpoint,
-                "STOREKEEPER_EVENTS_ENDPOINT": "tcp://127.0.0.1:\(try freeLoopbackPort())",
-                "STOREKEEPER_REPLAY_ENDPOINT": "tcp://127.0.0.1:\(try freeLoopbackPort())",
-                "STOREKEEPER_REFRESH_ENDPOINT": "tcp://127.0.0.1:\(try freeLoopbackPort())",
-            ])
+        let environment = try isolatedEnvironment(["STOREKEEPER_DATABASE_URL": server.urlText(database: url.database)])
+        let endpoint = try #require(environment["STOREKEEPER_LEDGER_ENDPOINT"])
+        let child = try ChildProcess("storekeeper-ledger", environment: environment)
         #expect(await child.waitForOutput(containing: "PostgreSQL unreachable; retrying", timeout: .seconds(30)))
         #expect(!(await LedgerProcess.ping(endpoint)), "no answer while the database is away")
         try await server.start()

@@ -107,6 +107,22 @@ func freeLoopbackPort(consecutive count: Int) throws -> Int {
     throw POSIXError(.EADDRNOTAVAIL)
 }
 
+/// `extra` on loopback addresses of its own (HTTP, simulator, the five ZeroMQ endpoints) and a
+/// fresh data directory: a process started on the defaults (port 8080, tcp://127.0.0.1:7420-7424,
+/// ./data) collides with any stack running beside the tests.
+func isolatedEnvironment(_ extra: [String: String] = [:]) throws -> [String: String] {
+    var environment = [
+        "STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(try freeLoopbackPort())",
+        "STOREKEEPER_SIM_ADDR": "127.0.0.1:\(try freeLoopbackPort())",
+        "STOREKEEPER_DATA_DIR": FileManager.default.temporaryDirectory
+            .appendingPathComponent("storekeeper-test-\(UUID().uuidString)").path,
+    ]
+    for name in ["EVENTS", "VERIFIER", "LEDGER", "REPLAY", "REFRESH"] {
+        environment["STOREKEEPER_\(name)_ENDPOINT"] = "tcp://127.0.0.1:\(try freeLoopbackPort())"
+    }
+    return environment.merging(extra) { $1 }
+}
+
 func freeLoopbackPort() throws -> Int {
     for _ in 0..<PortAllocator.span {
         let port = PortAllocator.next()
