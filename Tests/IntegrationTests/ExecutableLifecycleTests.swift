@@ -23,6 +23,25 @@ import FoundationNetworking
         #expect(child.captured.contains("\"logger\":\"\(executable)\""))
     }
 
+    /// Thousands of connections need thousands of descriptors; a soft limit of 1,024 (systemd's
+    /// default) would fail accepts and crash libdispatch's worker monitor.
+    @Test(arguments: services)
+    func raisesItsOpenFileLimitToTheHardLimit(executable: String) async throws {
+        let child = try ChildProcess(
+            executable, environment: try isolatedEnvironment(["STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"]),
+            openFileSoftLimit: 256)
+        let started = await child.waitForOutput(containing: "started")
+        let limits = try? String(contentsOfFile: "/proc/\(child.pid)/limits", encoding: .utf8)
+        await child.stop()
+        #expect(started, "no start line: \(child.captured)")
+        let line = try #require(limits?.split(separator: "\n").first { $0.hasPrefix("Max open files") })
+        let values = line.split(separator: " ").compactMap { Int($0) }
+        let (soft, hard) = try #require(values.count == 2 ? (values[0], values[1]) : nil, "\(line)")
+        try #require(hard > 256, "the machine's hard limit leaves nothing to raise: \(line)")
+        #expect(soft == hard, "\(line)")
+        #expect(child.captured.contains("open file limit raised"))
+    }
+
     @Test func stopsOnSIGINT() async throws {
         let child = try ChildProcess("storekeeper-ledger", environment: try isolatedEnvironment())
         #expect(await child.waitForOutput(containing: "started"))

@@ -38,9 +38,15 @@ public enum ProcessLauncher {
         // A file-size limit reached (disk quota, RLIMIT_FSIZE) must be a failed write the service
         // answers and recovers from, not a signal that kills it.
         signal(SIGXFSZ, SIG_IGN)
+        let openFiles = OpenFileLimit.raiseToHardLimit()
         let registry = MetricsBootstrap.bootstrap()
         var logger = Logger(label: name)
         logger[metadataKey: "pid"] = "\(getpid())"
+        if openFiles.after != openFiles.before {
+            logger.info(
+                "open file limit raised to the hard limit",
+                metadata: ["limit.before": "\(openFiles.before)", "limit.after": "\(openFiles.after)"])
+        }
         for variable in configuration.unknownVariables {
             logger.warning("unknown configuration variable ignored", metadata: ["config.variable": "\(variable)"])
         }
