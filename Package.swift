@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "storekeeper-bench-verifier", targets: ["VerifierBenchmark"]),
         .executable(name: "storekeeper-bench-ledger", targets: ["LedgerBenchmark"]),
         .executable(name: "storekeeper-bench-stack", targets: ["StackBenchmark"]),
+        .executable(name: "storekeeper-bench-floor", targets: ["FloorServer"]),
         // A test fixture: a read-only disk for the ledger, loaded with LD_PRELOAD (DiskFaultTests).
         .library(name: "ReadOnlyDiskFault", type: .dynamic, targets: ["ReadOnlyDiskFault"]),
     ],
@@ -204,6 +205,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
+        .executableTarget(
+            name: "FloorServer",
+            dependencies: [
+                "BenchmarkSupport", "StorekeeperCore", "CurlHTTP", "AppleFormats", "Contracts", "LedgerClient", "ZeroMQ",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/FloorServer", swiftSettings: strict),
         .executableTarget(
             name: "VerifierBenchmark",
             dependencies: [

@@ -32,17 +32,18 @@ struct Contender: Sendable {
     let stop: @Sendable () -> Void
 }
 
-/// A peer: `DIR/run`, given the variables Storekeeper reads, on a free port and a data directory of its own.
+/// A peer (`DIR/run`, or the floor server), given the variables Storekeeper reads, on a free port and a data
+/// directory of its own.
 struct PeerServer: Sendable {
     let process: Process
     let port: Int
     let dataDirectory: String
 
-    static func start(_ directory: String, simPort: Int) async throws -> PeerServer {
+    static func start(_ executable: URL, simPort: Int) async throws -> PeerServer {
         let port = freePort()
         let sim = "http://127.0.0.1:\(simPort)"
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: directory).appendingPathComponent("run")
+        process.executableURL = executable
         let dataDirectory = NSTemporaryDirectory() + "storekeeper-peer-\(UUID().uuidString)"
         process.environment = [
             // bench.sh puts the peers' virtual environment first.
@@ -120,7 +121,9 @@ struct PeerRun {
 
 enum PeerComparison {
     /// Who runs, in each round: `storekeeper` or a peer's directory name.
-    static let order = ["asyncio_server", "storekeeper", "flask_inapppy"]
+    static let order = ["asyncio_server", "storekeeper", floor, "flask_inapppy"]
+    /// Storekeeper's libraries in one process with nothing but the peers' work (Benchmarks/FloorServer).
+    static let floor = "swift_floor"
 
     static func run(_ options: Options, peersDirectory: String) async throws {
         let current = Mutex<(Contender, Process)?>(nil)
@@ -184,7 +187,11 @@ enum PeerComparison {
                 name: name, port: stack.gatewayPort, processes: { stack.members.map(\.process.processIdentifier) },
                 stop: { stack.stop() })
         }
-        let peer = try await PeerServer.start(peersDirectory + "/" + name, simPort: simPort)
+        let executable =
+            name == floor
+            ? URL(fileURLWithPath: options.binDir).appendingPathComponent("storekeeper-bench-floor")
+            : URL(fileURLWithPath: peersDirectory).appendingPathComponent(name).appendingPathComponent("run")
+        let peer = try await PeerServer.start(executable, simPort: simPort)
         let root = peer.process.processIdentifier
         return Contender(name: name, port: peer.port, processes: { processTree(root) }, stop: { peer.stop() })
     }
@@ -196,7 +203,10 @@ enum PeerComparison {
         let closedCount = flask ? options.flaskRequests : options.requests
         let openRate = flask ? options.flaskRate : options.peerRate
         let openCount = Int(openRate * options.seconds)
-        let inFlightCount = flask ? 0 : options.inFlight
+        // The floor holds both ends of every verification in one process (the client's connection and
+        // Apple's): 10,000 in flight needs over 20,000 descriptors, more than many boxes' hard limit
+        // (this one's), and libdispatch crashes the process when it runs out. Its memory is not the question.
+        let inFlightCount = flask || contender.name == floor ? 0 : options.inFlight
         let minted = try await Workload.mint(
             closedCount + openCount + inFlightCount, prefix: "r\(round)-\(contender.name)", simulator: simulator)
         let server = HTTPLoadClient(host: "127.0.0.1", port: contender.port)
