@@ -18,7 +18,8 @@
 //   --compare-transports     instead: (a) with ZeroMQ over TCP loopback and over ipc://, alternating, twice each
 //   --peers DIR              instead: Storekeeper against the peers in DIR (bench/peers), alternating,
 //                            --rounds times (PeerComparison.swift; --peer-rate, --flask-rate, --flask-requests,
-//                            --in-flight, --contenders storekeeper,asyncio_server,...)
+//                            --in-flight, --contenders asyncio_server,storekeeper,swift_floor,flask_inapppy;
+//                            swift_floor is storekeeper-bench-floor, Benchmarks/FloorServer)
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
 import ArgumentParser
