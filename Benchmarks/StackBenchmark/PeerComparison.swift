@@ -120,7 +120,7 @@ struct PeerRun {
 }
 
 enum PeerComparison {
-    /// Who runs, in each round: `storekeeper` or a peer's directory name.
+    /// Who runs, in each round: `storekeeper`, the floor, or a peer's directory name.
     static let order = ["asyncio_server", "storekeeper", floor, "flask_inapppy"]
     /// Storekeeper's libraries in one process with nothing but the peers' work (Benchmarks/FloorServer).
     static let floor = "swift_floor"
