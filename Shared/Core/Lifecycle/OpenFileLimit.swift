@@ -4,7 +4,7 @@ import Foundation
 /// per client; the verifier: one per Apple call in flight), and the soft
 /// limit is often 1,024 (systemd's default) while the hard limit allows far
 /// more. Past the soft limit, accepts and connects fail, and on Linux
-/// libdispatch's worker monitor, which opens `/proc/self/task/…/stat`,
+/// libdispatch's worker monitor, which opens `/proc/<tid>/stat` once a second,
 /// crashes the whole process (seen in the benchmark: SIGILL in
 /// `_dispatch_workq_monitor_pools` at 10,000 connections). So each service
 /// raises its soft limit to the hard limit at start, as Go's runtime does for
