@@ -3,11 +3,12 @@ import Contracts
 import CurlHTTP
 import Foundation
 import Hummingbird
+import StorekeeperCore
 
 /// One receipt: read the request, ask production (then sandbox on 21007),
 /// grant each transaction once, answer in the contract's shape.
 struct FloorReceiptHandler: Sendable {
-    let settings: FloorServer.Settings
+    let apple: AppleSettings
     let client: CurlHTTPClient
     let grants: GroupCommitter
 
@@ -18,27 +19,27 @@ struct FloorReceiptHandler: Sendable {
             let receipt = fields["receipt_data"]?.text ?? fields["receipt-data"]?.text
         else { return Self.error(.badRequest, "bad_request") }
 
-        let appleRequest = try Self.appleBody(receipt: receipt, password: settings.sharedSecret)
+        let appleRequest = try Self.appleBody(receipt: receipt, password: apple.sharedSecret?.revealed)
         var environment = AppleEnvironment.production
-        guard var apple = await ask(settings.production, appleRequest) else {
+        guard var appleAnswer = await ask(apple.productionURL, appleRequest) else {
             return Self.error(.serviceUnavailable, "apple_unavailable", retryable: true)
         }
-        if apple.status == 21007 {
+        if appleAnswer.status == 21007 {
             environment = .sandbox
-            guard let sandbox = await ask(settings.sandbox, appleRequest) else {
+            guard let sandbox = await ask(apple.sandboxURL, appleRequest) else {
                 return Self.error(.serviceUnavailable, "apple_unavailable", retryable: true)
             }
-            apple = sandbox
+            appleAnswer = sandbox
         }
-        switch apple.status {
+        switch appleAnswer.status {
         case 0: break
-        case 21004: return Self.error(.badGateway, "shared_secret_mismatch", appleStatus: apple.status)
+        case 21004: return Self.error(.badGateway, "shared_secret_mismatch", appleStatus: appleAnswer.status)
         case 21005, 21009, 21100...21199:
-            return Self.error(.serviceUnavailable, "apple_unavailable", retryable: true, appleStatus: apple.status)
-        default: return Self.error(.unprocessableContent, "receipt_invalid", appleStatus: apple.status)
+            return Self.error(.serviceUnavailable, "apple_unavailable", retryable: true, appleStatus: appleAnswer.status)
+        default: return Self.error(.unprocessableContent, "receipt_invalid", appleStatus: appleAnswer.status)
         }
-        let result = ReceiptNormalizer.normalize(apple, environment: environment, receiptSHA256: "")
-        guard settings.bundleIDs.isEmpty || settings.bundleIDs.contains(result.bundleID) else {
+        let result = ReceiptNormalizer.normalize(appleAnswer, environment: environment, receiptSHA256: "")
+        guard apple.bundleIDs.isEmpty || apple.bundleIDs.contains(result.bundleID) else {
             return Self.error(.unprocessableContent, "bundle_mismatch")
         }
         let live = result.transactions.filter { !$0.hasCancellationDateMs }

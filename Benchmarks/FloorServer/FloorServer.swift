@@ -22,45 +22,25 @@ import StorekeeperCore
 /// below it, no design built on these libraries reaches. The benchmark runs it
 /// as one more contender (`storekeeper-bench-stack --peers`, `swift_floor`).
 ///
-/// Configured like the peers: STOREKEEPER_HTTP_ADDR, STOREKEEPER_DATA_DIR,
+/// Configured like the peers, read as every service reads them
+/// (`StorekeeperConfiguration`): STOREKEEPER_HTTP_ADDR, STOREKEEPER_DATA_DIR,
 /// STOREKEEPER_APPLE_PRODUCTION_URL, STOREKEEPER_APPLE_SANDBOX_URL,
 /// STOREKEEPER_APPLE_SHARED_SECRET, STOREKEEPER_BUNDLE_IDS.
 enum FloorServer {
-    struct Settings: Sendable {
-        var host = "127.0.0.1"
-        var port = 8080
-        var dataDirectory = "./data"
-        var production = ""
-        var sandbox = ""
-        var sharedSecret: String?
-        var bundleIDs: Set<String> = []
-
-        init(_ environment: [String: String]) {
-            if let address = environment["STOREKEEPER_HTTP_ADDR"], let colon = address.lastIndex(of: ":") {
-                host = String(address[..<colon])
-                port = Int(address[address.index(after: colon)...]) ?? port
-            }
-            dataDirectory = environment["STOREKEEPER_DATA_DIR"] ?? dataDirectory
-            production = environment["STOREKEEPER_APPLE_PRODUCTION_URL"] ?? "https://buy.itunes.apple.com/verifyReceipt"
-            sandbox = environment["STOREKEEPER_APPLE_SANDBOX_URL"] ?? "https://sandbox.itunes.apple.com/verifyReceipt"
-            sharedSecret = environment["STOREKEEPER_APPLE_SHARED_SECRET"]
-            bundleIDs = Set((environment["STOREKEEPER_BUNDLE_IDS"] ?? "").split(separator: ",").map(String.init))
-        }
-    }
-
     static func runFromEnvironment() async throws {
         OpenFileLimit.raiseToHardLimit()
-        let settings = Settings(ProcessInfo.processInfo.environment)
+        let configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
+        let address = configuration.gateway.httpAddress
         let logger = Logger(label: "storekeeper.bench.floor")
         let client = CurlHTTPClient(
             configuration: .init(maxConcurrentTransfers: 16_384, maxConnectionsPerHost: 16_384), logger: logger)
-        let grants = try GroupCommitter(directory: settings.dataDirectory)
-        let handler = FloorReceiptHandler(settings: settings, client: client, grants: grants)
+        let grants = try GroupCommitter(directory: configuration.ledger.dataDirectory)
+        let handler = FloorReceiptHandler(apple: configuration.apple, client: client, grants: grants)
         let router = Router()
         router.post("/v1/receipts") { request, _ in try await handler.answer(request) }
         router.get("/readyz") { _, _ in Response(status: .ok) }
         let server = HTTPServerService(
-            responder: router.buildResponder(), address: .hostname(settings.host, port: settings.port), logger: logger)
+            responder: router.buildResponder(), address: .hostname(address.host, port: address.port), logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [client, server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
