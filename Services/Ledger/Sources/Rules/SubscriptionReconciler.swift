@@ -12,8 +12,8 @@ enum SubscriptionReconciler {
         _ key: SubscriptionKey, latestReceipt: String, mayExpire: Bool = true, _ context: RuleContext,
         renewal: (SubscriptionRecord) -> RenewalInfo? = { _ in nil }
     ) throws {
+        if !mayExpire, try !context.session.hasSubscription(key) { return }
         let old = try context.session.subscription(key)
-        if old == nil, !mayExpire { return }
         let transactions = try context.session.transactions(of: key)
         // One-off purchases (no expiry anywhere) are not subscriptions.
         guard old != nil || transactions.contains(where: { $0.expiresDateMs != nil }) else { return }

@@ -109,7 +109,7 @@ enum TransactionApplier {
     static func creditUnclaimed(
         of purchase: SubscriptionKey, to user: String, _ context: RuleContext, into outcome: inout RecordOutcome
     ) throws {
-        for var stored in try context.session.transactions(of: purchase) where stored.grantedTo == nil && !stored.isRevoked {
+        for var stored in try context.session.unclaimedTransactions(of: purchase) {
             stored.grantedTo = user
             stored.grantedAtMs = context.now
             try context.session.update(stored)

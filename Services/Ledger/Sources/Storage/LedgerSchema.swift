@@ -107,6 +107,9 @@ enum LedgerSchema {
         migrator.registerMigration(TransactionPriceMigration.name) { db in
             try db.execute(sql: TransactionPriceMigration.sqlite)
         }
+        migrator.registerMigration(LastingPurchasesMigration.name) { db in
+            try db.execute(sql: LastingPurchasesMigration.sqlite)
+        }
         return migrator
     }
 }

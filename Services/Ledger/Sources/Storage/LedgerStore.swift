@@ -53,9 +53,12 @@ public protocol LedgerReader {
     func transaction(_ key: TransactionKey) throws -> StoredTransaction?
     /// Every transaction of one subscription (or one-off purchase).
     func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction]
+    /// Those of a purchase credited to nobody and not revoked (stored before the purchase was bound).
+    func unclaimedTransactions(of subscription: SubscriptionKey) throws -> [StoredTransaction]
     /// The user a purchase is bound to.
     func owner(of subscription: SubscriptionKey) throws -> String?
     func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord?
+    func hasSubscription(_ key: SubscriptionKey) throws -> Bool
     /// The subscriptions bound to `user`.
     func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord]
     /// The one-off purchases (no expiry) bound to `user` that may be entitlements: StoreKit 2 said
@@ -87,6 +90,14 @@ public protocol LedgerReader {
     func lifetimeSpend(of user: String, in environment: AppleEnvironment) throws -> LifetimeSpend
     /// Consumption information whose next attempt is due, soonest first.
     func consumptionsDue(now: Int64, limit: Int) throws -> [PendingConsumption]
+}
+
+extension LedgerReader {
+    public func unclaimedTransactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
+        try transactions(of: subscription).filter { $0.grantedTo == nil && !$0.isRevoked }
+    }
+
+    public func hasSubscription(_ key: SubscriptionKey) throws -> Bool { try subscription(key) != nil }
 }
 
 /// Writes, inside one unit of a group commit.

@@ -43,6 +43,22 @@ final class SQLiteLedgerSession: LedgerSession {
         ).map(Self.storedTransaction)
     }
 
+    /// Filtered in SQL, and only ids: every record asks this of each purchase it names and the
+    /// answer is almost always none. (A GRDB `Row` fetch costs a column-name index per execution,
+    /// rows or not; a single-column fetch does not.)
+    func unclaimedTransactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT transaction_id FROM transactions
+                WHERE environment = ? AND original_transaction_id = ? AND granted_to IS NULL
+                    AND (cancellation_date_ms IS NULL OR is_upgraded = 1)
+                ORDER BY purchase_date_ms, transaction_id
+                """)
+        let environment = StoredEnvironment.name(subscription.environment)
+        return try String.fetchAll(statement, arguments: [environment, subscription.originalTransactionID])
+            .compactMap { try transaction(TransactionKey(subscription.environment, $0)) }
+    }
+
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
         let statement = try db.cachedStatement(
             sql: """
@@ -84,19 +100,40 @@ final class SQLiteLedgerSession: LedgerSession {
             kind: (row[13] as String?).flatMap(ProductCatalog.kind(named:)), priceMilliunits: row[14], currency: row[15])
     }
 
+    /// A user's purchases of a lasting kind StoreKit 2 stated, through the small partial
+    /// index that holds only those (arguments: user). INDEXED BY: a plan that cannot use it fails
+    /// here instead of probing every transaction of every purchase the user bound.
+    private static let statedLastingSQL = """
+        SELECT \(joinedTransactionColumns) FROM bindings b
+        JOIN transactions t INDEXED BY transactions_lasting
+            ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+        WHERE b.user_id = ?1 AND t.expires_date_ms IS NULL AND t.kind IN ('non_consumable', 'non_renewing')
+        """
+
+    private static let statedLastingInOrderSQL =
+        statedLastingSQL + " ORDER BY t.original_transaction_id, t.environment, t.purchase_date_ms, t.transaction_id"
+
+    /// And those of no stated kind whose product the catalog lists (arguments: user, products as
+    /// JSON). INDEXED BY: without statistics SQLite joined on the primary key's environment prefix
+    /// alone, scanning every transaction of the environment per binding.
+    private static let statedOrListedLastingSQL = """
+        SELECT * FROM (
+            \(statedLastingSQL)
+            UNION ALL
+            SELECT \(joinedTransactionColumns) FROM bindings b
+            JOIN transactions t INDEXED BY transactions_by_original
+                ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+            WHERE b.user_id = ?1 AND t.expires_date_ms IS NULL AND t.kind IS NULL
+                AND t.product_id IN (SELECT value FROM json_each(?2))
+        ) ORDER BY original_transaction_id, environment, purchase_date_ms, transaction_id
+        """
+
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
-        // INDEXED BY: without statistics SQLite joined on the primary key's environment prefix alone,
-        // scanning every transaction of the environment per binding (the ledger benchmark fell 14-fold).
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT \(Self.joinedTransactionColumns) FROM bindings b
-                JOIN transactions t INDEXED BY transactions_by_original
-                    ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
-                WHERE b.user_id = ? AND t.expires_date_ms IS NULL
-                    AND (t.kind IN ('non_consumable', 'non_renewing')
-                        OR (t.kind IS NULL AND t.product_id IN (SELECT value FROM json_each(?))))
-                ORDER BY t.original_transaction_id, t.environment, t.purchase_date_ms, t.transaction_id
-                """)
+        guard !listedProducts.isEmpty else {
+            let statement = try db.cachedStatement(sql: Self.statedLastingInOrderSQL)
+            return try Row.fetchAll(statement, arguments: [user]).map(Self.storedTransaction)
+        }
+        let statement = try db.cachedStatement(sql: Self.statedOrListedLastingSQL)
         let products = String(decoding: try JSONEncoder().encode(listedProducts), as: UTF8.self)
         return try Row.fetchAll(statement, arguments: [user, products]).map(Self.storedTransaction)
     }
@@ -140,6 +177,14 @@ final class SQLiteLedgerSession: LedgerSession {
         return try Row.fetchOne(
             statement, arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID]
         ).map(Self.subscriptionRecord)
+    }
+
+    /// One column, no `Row`: asked of every one-off purchase a receipt names.
+    func hasSubscription(_ key: SubscriptionKey) throws -> Bool {
+        let statement = try db.cachedStatement(
+            sql: "SELECT 1 FROM subscriptions WHERE environment = ? AND original_transaction_id = ?")
+        return try Int.fetchOne(
+            statement, arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID]) != nil
     }
 
     func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord] {
