@@ -51,10 +51,13 @@ struct BindingPolicyTests {
         #expect(again.alreadyGranted.count == 2)
     }
 
-    @Test(arguments: StoreKind.allCases) func keepRefusesAMixedReceiptBeforeWritingAnyOfIt(_ store: StoreKind) async throws {
+    /// The other purchase bought before the held one is bound first (purchases are bound
+    /// oldest first); the refusal must undo that binding too.
+    @Test(arguments: StoreKind.allCases, [Int64(-60_000), 0])
+    func keepRefusesAMixedReceiptAndLeavesNoneOfItWritten(_ store: StoreKind, otherBoughtAt offset: Int64) async throws {
         let ledger = try await LedgerFixture(store, policy: .keep)
         _ = try await ledger.record("u-1", receipt, at: t0)
-        let mixed = Make.result(Make.renewals("1000", count: 2) + [Make.transaction("5000", purchased: t0)])
+        let mixed = Make.result(Make.renewals("1000", count: 2) + [Make.transaction("5000", purchased: t0 + offset)])
         await #expect(throws: LedgerFailure.alreadyBound) {
             _ = try await ledger.record("u-2", mixed, at: t0 + 1_000)
         }

@@ -17,18 +17,19 @@ struct RecordRule {
         let transactions = TransactionApplier.ordered(result.transactions)
         let purchases = Self.purchases(of: transactions, in: result.environment)
 
-        // Bindings first: under `keep`, a purchase of another user refuses the
-        // whole request before anything is written.
-        var moves: [(SubscriptionKey, previous: String?)] = []
+        // Bindings first. A purchase nobody holds is bound at once; under `keep`, a purchase of
+        // another user refuses the whole request, and the unit's rollback undoes those bindings.
+        var moves: [(SubscriptionKey, previous: String)] = []
         for key in purchases {
-            let owner = try context.session.owner(of: key)
-            if owner == user { continue }
-            if owner != nil, policy == .keep { throw LedgerFailure.alreadyBound }
+            guard let owner = try context.session.bindIfUnbound(key, to: user, at: context.now), owner != user else {
+                continue
+            }
+            if policy == .keep { throw LedgerFailure.alreadyBound }
             moves.append((key, owner))
         }
         for (key, previous) in moves {
             try context.session.bind(key, to: user, from: previous, at: context.now, requestID: context.origin.requestID)
-            if let previous { try context.emit(.transferred(key, from: previous, to: user, context.origin)) }
+            try context.emit(.transferred(key, from: previous, to: user, context.origin))
         }
 
         var outcome = RecordOutcome()

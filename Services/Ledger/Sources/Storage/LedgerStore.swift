@@ -100,6 +100,15 @@ extension LedgerReader {
     public func hasSubscription(_ key: SubscriptionKey) throws -> Bool { try subscription(key) != nil }
 }
 
+extension LedgerSession {
+    public func bindIfUnbound(_ subscription: SubscriptionKey, to user: String, at: Int64) throws -> String? {
+        if let owner = try owner(of: subscription) { return owner }
+        // A first binding writes no history row, so it names no request.
+        try bind(subscription, to: user, from: nil, at: at, requestID: "")
+        return nil
+    }
+}
+
 /// Writes, inside one unit of a group commit.
 public protocol LedgerSession: LedgerReader {
     /// Inserts a transaction not seen before; false (and nothing written) when it was.
@@ -107,6 +116,9 @@ public protocol LedgerSession: LedgerReader {
     func update(_ transaction: StoredTransaction) throws
     /// Binds a purchase to `user`; a move from a `previous` owner is kept in the history.
     func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws
+    /// Binds a purchase nobody holds to `user` and returns nil; returns the holder, and binds
+    /// nothing, when somebody does.
+    func bindIfUnbound(_ subscription: SubscriptionKey, to user: String, at: Int64) throws -> String?
     func save(_ subscription: SubscriptionRecord) throws
     /// Remembers a notification; false when it was applied before.
     func recordNotification(id: String, type: String, subscription: SubscriptionKey, at: Int64) throws -> Bool

@@ -166,6 +166,17 @@ final class SQLiteLedgerSession: LedgerSession {
         try history.execute(arguments: [environment, subscription.originalTransactionID, previous, user, at, requestID])
     }
 
+    /// One statement for a purchase seen for the first time, the common case.
+    func bindIfUnbound(_ subscription: SubscriptionKey, to user: String, at: Int64) throws -> String? {
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES (?, ?, ?, ?)
+                ON CONFLICT (environment, original_transaction_id) DO NOTHING
+                """)
+        try insert.execute(arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID, user, at])
+        return db.changesCount == 1 ? nil : try owner(of: subscription)
+    }
+
     // MARK: Subscriptions
 
     private static let subscriptionColumns = LedgerColumns.subscription
