@@ -173,7 +173,8 @@ final class SQLiteLedgerSession: LedgerSession {
                 INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES (?, ?, ?, ?)
                 ON CONFLICT (environment, original_transaction_id) DO NOTHING
                 """)
-        try insert.execute(arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID, user, at])
+        let environment = StoredEnvironment.name(subscription.environment)
+        try insert.execute(arguments: [environment, subscription.originalTransactionID, user, at])
         return db.changesCount == 1 ? nil : try owner(of: subscription)
     }
 
