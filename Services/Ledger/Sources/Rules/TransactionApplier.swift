@@ -10,19 +10,17 @@ enum TransactionApplier {
         into outcome: inout RecordOutcome
     ) throws {
         let incoming = StoredTransaction(transaction, environment: environment)
-        // The common case first, in one statement: a transaction never seen.
+        // The common case first: a transaction never seen, stored with its credit and event at once.
         var new = incoming
         if !new.isRevoked, let user {
             new.grantedTo = user
             new.grantedAtMs = context.now
-        }
-        if try context.session.insertIfNew(new) {
-            if new.isRevoked {
-                outcome.revoked.append(revocation(new))
-            } else if let user {
+            if try context.session.insertIfNew(new, creditedBy: .granted(new, to: user, context.origin)) != nil {
                 outcome.granted.append(new.grant)
-                try announceCredit(new, to: user, context)
+                return
             }
+        } else if try context.session.insertIfNew(new) {
+            if new.isRevoked { outcome.revoked.append(revocation(new)) }
             return
         }
         guard var stored = try context.session.transaction(incoming.key) else { return }

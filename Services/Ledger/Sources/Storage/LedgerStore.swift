@@ -101,6 +101,13 @@ extension LedgerReader {
 }
 
 extension LedgerSession {
+    public func insertIfNew(_ transaction: StoredTransaction, creditedBy event: LedgerEvent) throws -> LedgerEvent? {
+        guard try insertIfNew(transaction) else { return nil }
+        let appended = try append(event)
+        try setGrantedSeq(transaction.key, seq: appended.seq)
+        return appended
+    }
+
     public func bindIfUnbound(_ subscription: SubscriptionKey, to user: String, at: Int64) throws -> String? {
         if let owner = try owner(of: subscription) { return owner }
         // A first binding writes no history row, so it names no request.
@@ -113,6 +120,10 @@ extension LedgerSession {
 public protocol LedgerSession: LedgerReader {
     /// Inserts a transaction not seen before; false (and nothing written) when it was.
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool
+    /// Inserts a transaction not seen before, credited (`grantedTo`), and appends `event` (its
+    /// `transaction.granted`) with the seq kept as its granted seq; nil, and nothing written, when
+    /// it was seen before.
+    func insertIfNew(_ transaction: StoredTransaction, creditedBy event: LedgerEvent) throws -> LedgerEvent?
     func update(_ transaction: StoredTransaction) throws
     /// Binds a purchase to `user`; a move from a `previous` owner is kept in the history.
     func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws

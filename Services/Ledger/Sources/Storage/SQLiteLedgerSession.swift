@@ -60,12 +60,30 @@ final class SQLiteLedgerSession: LedgerSession {
     }
 
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
+        try insertIfNew(transaction, grantedSeq: nil)
+    }
+
+    /// One INSERT that already holds the seq the event is about to take (`append` numbers from
+    /// `nextSeq`, and nothing appends in between): no UPDATE of the row, and of the credit
+    /// index, to set it afterwards.
+    func insertIfNew(_ transaction: StoredTransaction, creditedBy event: LedgerEvent) throws -> LedgerEvent? {
+        let seq = nextSeq
+        guard try insertIfNew(transaction, grantedSeq: Int64(clamping: seq)) else { return nil }
+        let appended = try append(event)
+        if appended.seq != seq { try setGrantedSeq(transaction.key, seq: appended.seq) }
+        return appended
+    }
+
+    private func insertIfNew(_ transaction: StoredTransaction, grantedSeq: Int64?) throws -> Bool {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO transactions (\(Self.transactionColumns), granted_seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (environment, transaction_id) DO NOTHING
                 """)
-        try statement.execute(arguments: Self.arguments(transaction))
+        var arguments = Self.arguments(transaction)
+        arguments += [grantedSeq]
+        try statement.execute(arguments: arguments)
         return db.changesCount == 1
     }
 

@@ -1,13 +1,15 @@
 import Contracts
+import GRDB
 import Testing
 
 @testable import Ledger
 
 /// The SQLite session answers some reads with narrower SQL than the rule it
-/// stands for (fewer rows and columns on the record path). Each must answer
-/// exactly what the rule's own definition gives.
-@Suite("SQLite read shortcuts agree with the rules they stand for")
-struct SQLiteReadShortcutTests {
+/// stands for (fewer rows and columns on the record path), and writes a
+/// credit in one statement where the rule's definition takes two. Each must
+/// give exactly what the rule's own definition gives.
+@Suite("SQLite shortcuts agree with the rules they stand for")
+struct SQLiteShortcutTests {
     let t0 = Make.t0
 
     /// Every state a stored transaction can be in, for one purchase.
@@ -50,6 +52,26 @@ struct SQLiteReadShortcutTests {
             let (has, record) = try await ledger.store.read { (try $0.hasSubscription(key), try $0.subscription(key)) }
             #expect(has == (record != nil), "\(otid)")
             #expect(has == (otid == "sub"))
+        }
+    }
+
+    /// `insertIfNew(_:creditedBy:)` stores the seq its event is about to take: the credit's seq
+    /// must be that of the `transaction.granted` event that announced it, as `setGrantedSeq` sets.
+    @Test func aNewCreditIsStoredWithTheSeqOfTheEventThatAnnouncedIt() async throws {
+        let ledger = try await LedgerFixture()
+        _ = try await ledger.record("u-1", Make.result([Make.transaction("first", purchased: t0)]), at: t0)
+        _ = try await ledger.record("u-2", Make.result(Make.renewals("sub", count: 3)), at: t0)
+        let sqlite = try #require(ledger.store as? SQLiteLedgerStore)
+        let stored = try await sqlite.writer.read { db in
+            try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT transaction_id, granted_seq FROM transactions").map {
+                    (row: Row) -> (String, Int64?) in (row[0], row[1])
+                })
+        }
+        let announced = try await ledger.events().filter { $0.topic == "transaction.granted" }
+        #expect(announced.count == 4)
+        for event in announced {
+            #expect(stored[event.transactionGranted.grant.transactionID] == Int64(event.seq))
         }
     }
 }
