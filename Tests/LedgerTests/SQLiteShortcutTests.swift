@@ -74,4 +74,97 @@ struct SQLiteShortcutTests {
             #expect(stored[event.transactionGranted.grant.transactionID] == Int64(event.seq))
         }
     }
+
+    /// The lasting one-off purchases of a user, by the protocol's definition (`LedgerReader`):
+    /// no expiry, and a lasting kind stated, or no kind and a listed product.
+    private static func lastingByDefinition(
+        _ transactions: [StoredTransaction], listed: Set<String>
+    ) -> [StoredTransaction] {
+        transactions.filter { row in
+            row.expiresDateMs == nil
+                && (row.kind == .nonConsumable || row.kind == .nonRenewing || (row.kind == nil && listed.contains(row.productID)))
+        }.sorted {
+            ($0.originalTransactionID, StoredEnvironment.name($0.key.environment), $0.purchaseDateMs, $0.key.transactionID)
+                < ($1.originalTransactionID, StoredEnvironment.name($1.key.environment), $1.purchaseDateMs, $1.key.transactionID)
+        }
+    }
+
+    @Test(arguments: [[String](), ["com.example.lifetime"]])
+    func lastingPurchasesAreThoseOfTheDefinitionWithOrWithoutListedProducts(listed: [String]) async throws {
+        let store = try SQLiteLedgerStore.inMemory()
+        let t0 = self.t0
+        // Every kind, stated or not, with and without expiry, listed or not; one purchase of another user.
+        let rows: [(otid: String, product: String, kind: ProductKind?, expires: Int64?, user: String)] = [
+            ("nc", "com.example.unlock", .nonConsumable, nil, "u-1"), ("nr", "com.example.season", .nonRenewing, nil, "u-1"),
+            ("coin-stated", "com.example.coins", .consumable, nil, "u-1"), ("coin", "com.example.coins", nil, nil, "u-1"),
+            ("lifetime", "com.example.lifetime", nil, nil, "u-1"), ("sub", "com.example.pro", .autoRenewable, t0 + 1, "u-1"),
+            ("nr-dated", "com.example.season", .nonRenewing, t0 + 1, "u-1"), ("other", "com.example.unlock", .nonConsumable, nil, "u-2"),
+        ]
+        let outcomes = try await store.commit(units: 1) { _, session in
+            var bound: [StoredTransaction] = []
+            for (index, row) in rows.enumerated() {
+                for item in 0..<2 {
+                    var stored = StoredTransaction(
+                        Make.transaction("\(row.otid)-\(item)", otid: row.otid, product: row.product,
+                            purchased: t0 - Int64(index * 10 + item), expires: row.expires),
+                        environment: item == 0 ? .sandbox : .production)
+                    stored.kind = row.kind
+                    #expect(try session.insertIfNew(stored))
+                    if row.user == "u-1" { bound.append(stored) }
+                }
+                for environment in [AppleEnvironment.sandbox, .production] {
+                    try session.bind(SubscriptionKey(environment, row.otid), to: row.user, from: nil, at: t0, requestID: "r")
+                }
+            }
+            return (try session.oneOffPurchases(ownedBy: "u-1", listedProducts: listed), bound)
+        }
+        let (shortcut, bound) = try outcomes[0].result.get()
+        let expected = Self.lastingByDefinition(bound, listed: Set(listed))
+        #expect(shortcut == expected)
+        #expect(Set(shortcut.map(\.originalTransactionID)) == Set(["nc", "nr"] + (listed.isEmpty ? [] : ["lifetime"])))
+    }
+
+    /// Several units in one group: a `keep` refusal after a binding it made is undone alone, and
+    /// the credits around it keep the seqs of their events (the failed unit took none).
+    @Test func aRefusedUnitInAGroupUndoesItsBindingAndTheOthersKeepTheirSeqs() async throws {
+        let store = try SQLiteLedgerStore.inMemory()
+        let rules = LedgerRules(policy: .keep)
+        let t0 = self.t0
+        _ = try await store.commit(units: 1) { _, session in
+            try rules.apply(
+                .record(.with {
+                    $0.userID = "u-1"
+                    $0.result = Make.result([Make.transaction("held", purchased: t0)])
+                }), requestID: "r0", now: t0, session: session)
+        }
+        let works: [(String, [Transaction])] = [
+            ("u-2", [Make.transaction("a", purchased: t0)]),
+            // "early" is bound before "held" refuses the unit: purchases are bound oldest first.
+            ("u-3", [Make.transaction("early", purchased: t0 - 60_000), Make.transaction("held", purchased: t0)]),
+            ("u-4", [Make.transaction("b", purchased: t0)]),
+        ]
+        let outcomes = try await store.commit(units: works.count) { unit, session in
+            try rules.apply(
+                .record(.with {
+                    $0.userID = works[unit].0
+                    $0.result = Make.result(works[unit].1)
+                }), requestID: "r\(unit + 1)", now: t0, session: session)
+        }
+        #expect(throws: LedgerFailure.alreadyBound) { try outcomes[1].result.get() }
+        #expect(outcomes[0].events.map(\.event.seq) == [2])
+        #expect(outcomes[2].events.map(\.event.seq) == [3])
+        let (early, seqs) = try await store.read { reader in
+            (
+                try reader.owner(of: SubscriptionKey(.sandbox, "early")),
+                try ["a", "b"].map { try reader.transaction(TransactionKey(.sandbox, $0)) }
+            )
+        }
+        #expect(early == nil, "the refused unit's binding is undone")
+        let stored = try await store.writer.read { db in
+            try Int64.fetchAll(db, sql: "SELECT granted_seq FROM transactions WHERE transaction_id IN ('a', 'b') ORDER BY transaction_id")
+        }
+        #expect(stored == [2, 3])
+        #expect(seqs.map { $0?.grantedTo } == ["u-2", "u-4"])
+    }
 }
+
