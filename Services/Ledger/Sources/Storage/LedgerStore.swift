@@ -101,9 +101,11 @@ extension LedgerReader {
 }
 
 extension LedgerSession {
-    public func insertIfNew(_ transaction: StoredTransaction, creditedBy event: LedgerEvent) throws -> LedgerEvent? {
+    public func insertIfNew(_ transaction: StoredTransaction, creditedBy event: @autoclosure () -> LedgerEvent) throws
+        -> LedgerEvent?
+    {
         guard try insertIfNew(transaction) else { return nil }
-        let appended = try append(event)
+        let appended = try append(event())
         try setGrantedSeq(transaction.key, seq: appended.seq)
         return appended
     }
@@ -121,9 +123,10 @@ public protocol LedgerSession: LedgerReader {
     /// Inserts a transaction not seen before; false (and nothing written) when it was.
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool
     /// Inserts a transaction not seen before, credited (`grantedTo`), and appends `event` (its
-    /// `transaction.granted`) with the seq kept as its granted seq; nil, and nothing written, when
-    /// it was seen before.
-    func insertIfNew(_ transaction: StoredTransaction, creditedBy event: LedgerEvent) throws -> LedgerEvent?
+    /// `transaction.granted`) with the seq kept as its granted seq; nil, and nothing written (the
+    /// event not even built), when it was seen before.
+    func insertIfNew(_ transaction: StoredTransaction, creditedBy event: @autoclosure () -> LedgerEvent) throws
+        -> LedgerEvent?
     func update(_ transaction: StoredTransaction) throws
     /// Binds a purchase to `user`; a move from a `previous` owner is kept in the history.
     func bind(_ subscription: SubscriptionKey, to user: String, from previous: String?, at: Int64, requestID: String) throws

@@ -66,11 +66,13 @@ final class SQLiteLedgerSession: LedgerSession {
     /// One INSERT that already holds the seq the event is about to take (`append` numbers from
     /// `nextSeq`, and nothing appends in between): no UPDATE of the row, and of the credit
     /// index, to set it afterwards.
-    func insertIfNew(_ transaction: StoredTransaction, creditedBy event: LedgerEvent) throws -> LedgerEvent? {
+    func insertIfNew(_ transaction: StoredTransaction, creditedBy event: @autoclosure () -> LedgerEvent) throws
+        -> LedgerEvent?
+    {
         let seq = nextSeq
         guard try insertIfNew(transaction, grantedSeq: Int64(clamping: seq)) else { return nil }
-        let appended = try append(event)
-        if appended.seq != seq { try setGrantedSeq(transaction.key, seq: appended.seq) }
+        let appended = try append(event())
+        assert(appended.seq == seq, "append numbers from nextSeq")
         return appended
     }
 
