@@ -36,10 +36,10 @@ struct FloorAnswer: Encodable {
     let revoked: [Revoked]
     let entitlements: [Entitlement]
 
-    init(userID: String, result: VerifyResult, recorded: GroupCommitter.Recorded) {
+    init(userID: String, result: VerifyResult, recorded: FloorGrants.Recorded) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         user_id = userID
-        environment = result.environment == .sandbox ? "Sandbox" : "Production"
+        environment = result.environment.appleName
         bundle_id = result.bundleID
         granted = recorded.granted.map {
             Granted(
@@ -59,9 +59,12 @@ struct FloorAnswer: Encodable {
         }
     }
 
-    func response() throws -> Response {
-        let body = try JSONEncoder().encode(self)
+    func response() throws -> Response { try Self.json(.ok, self) }
+
+    /// Any answer of the floor: `value` as JSON with `status`.
+    static func json(_ status: HTTPTypes.HTTPResponse.Status, _ value: some Encodable) throws -> Response {
+        let body = try JSONEncoder().encode(value)
         return Response(
-            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// `synchronous=FULL`, each (environment, transaction_id) granted once by a
 /// `UNIQUE` key, and every request waiting committed in one transaction.
 /// One writer task runs while requests wait; none runs when none do.
-final class GroupCommitter: Sendable {
+final class FloorGrants: Sendable {
     struct Work: Sendable {
         let userID: String
         let environment: String

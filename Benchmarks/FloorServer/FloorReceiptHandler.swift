@@ -10,7 +10,7 @@ import StorekeeperCore
 struct FloorReceiptHandler: Sendable {
     let apple: AppleSettings
     let client: CurlHTTPClient
-    let grants: GroupCommitter
+    let grants: FloorGrants
 
     func answer(_ request: Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 1 << 20)
@@ -46,8 +46,8 @@ struct FloorReceiptHandler: Sendable {
         let renewals = Dictionary(
             result.pendingRenewals.map { ($0.originalTransactionID, $0.autoRenewStatus) }, uniquingKeysWith: { $1 })
         let recorded = try await grants.record(
-            GroupCommitter.Work(
-                userID: userID, environment: environment == .sandbox ? "Sandbox" : "Production", transactions: live,
+            FloorGrants.Work(
+                userID: userID, environment: environment.appleName, transactions: live,
                 renewals: renewals))
         return try FloorAnswer(userID: userID, result: result, recorded: recorded).response()
     }
@@ -79,8 +79,6 @@ struct FloorReceiptHandler: Sendable {
         let failure = Failure(
             code: code, message: code.replacingOccurrences(of: "_", with: " "), retryable: retryable,
             apple_status: appleStatus)
-        let body = (try? JSONEncoder().encode(["error": failure])) ?? Data()
-        return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return (try? FloorAnswer.json(status, ["error": failure])) ?? Response(status: status)
     }
 }

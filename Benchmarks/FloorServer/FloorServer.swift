@@ -34,7 +34,7 @@ enum FloorServer {
         let logger = Logger(label: "storekeeper.bench.floor")
         let client = CurlHTTPClient(
             configuration: .init(maxConcurrentTransfers: 16_384, maxConnectionsPerHost: 16_384), logger: logger)
-        let grants = try GroupCommitter(directory: configuration.ledger.dataDirectory)
+        let grants = try FloorGrants(directory: configuration.ledger.dataDirectory)
         let handler = FloorReceiptHandler(apple: configuration.apple, client: client, grants: grants)
         let router = Router()
         router.post("/v1/receipts") { request, _ in try await handler.answer(request) }
