@@ -39,18 +39,35 @@ enum HopBenchmark {
                 let count = concurrency == 1 ? roundTrips / 4 : roundTrips
                 try await measure(client, count: count, concurrency: concurrency, echo: echo.processIdentifier)
             }
+            let spreadOut = min(roundTrips / 20, 500)
+            let latencies = try await HopLatency.throughLoops(client, envelope: envelope, count: spreadOut)
+            print("  \(spreadOut) one every \(HopLatency.gap) (threads asleep in between): \(HopLatency.describe(latencies))")
             group.cancelAll()
         }
+        let rawEndpoint = "tcp://127.0.0.1:\(freePort())"
+        let rawEcho = Process()
+        rawEcho.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        rawEcho.arguments = [HopLatency.rawEchoFlag, rawEndpoint]
+        try rawEcho.run()
+        defer {
+            if rawEcho.isRunning { kill(rawEcho.processIdentifier, SIGKILL) }
+            rawEcho.waitUntilExit()
+        }
+        let spreadOut = min(roundTrips / 20, 500)
+        let bare = try HopLatency.throughBareLibzmq(
+            endpoint: rawEndpoint, message: [try envelope.serializedBytes()], count: spreadOut)
+        print("  bare blocking libzmq (no socket loop), \(spreadOut) one every \(HopLatency.gap): \(HopLatency.describe(bare))")
     }
 
+    static let envelope = {
+        var envelope = Envelope()
+        envelope.contractVersion = ContractVersion.current
+        envelope.requestID = UUID().uuidString
+        envelope.recordRequest.userID = "user-0001"
+        return envelope
+    }()
+
     private static func measure(_ client: EnvelopeClient, count: Int, concurrency: Int, echo: Int32) async throws {
-        let envelope = {
-            var envelope = Envelope()
-            envelope.contractVersion = ContractVersion.current
-            envelope.requestID = UUID().uuidString
-            envelope.recordRequest.userID = "user-0001"
-            return envelope
-        }()
         let me = getpid()
         let (cpuBefore, echoCPUBefore) = (cpuSeconds(me), cpuSeconds(echo))
         let (switchesBefore, echoSwitchesBefore) = (contextSwitches(me), contextSwitches(echo))

@@ -5,6 +5,7 @@
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "--zeromq-hops": try await HopBenchmark.run(roundTrips: arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000)
+case HopLatency.rawEchoFlag: try HopLatency.rawEcho(arguments.dropFirst().first ?? "")
 case HopBenchmark.echoFlag: try await HopBenchmark.echo(arguments.dropFirst().first ?? "")
 default: try await FloorServer.runFromEnvironment()
 }

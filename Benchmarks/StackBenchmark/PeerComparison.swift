@@ -11,6 +11,8 @@
 //   (a)  Apple at once, closed loop with --concurrency in flight: successful answers/s
 //   (b)  Apple at 3 s ± 1 s, open loop at --peer-rate (--flask-rate for the Flask peer) for
 //        --seconds: the rate it sustained, from how its latency grew (LoadSummary.Backlog)
+//   (c)  Apple at exactly 3 s, open loop at each --latency-rates for --seconds: the latency the server adds
+//        to the simulator alone at the same rate (production consumables only: one Apple call each)
 //   RSS  before (b): --in-flight verifications sent over 6 s while Apple takes 6 s, so that at
 //        the end all of them are in flight at once (not for the Flask peer: it holds 40)
 // Each server gets a simulator of its own, started afresh.
@@ -89,6 +91,24 @@ struct PeerServer: Sendable {
 }
 
 /// What one server did in one round.
+/// (c) at one rate: what the server's latency adds to the simulator's own.
+struct AddedLatency {
+    let rate: Double
+    let simulator: LoadSummary
+    let server: LoadSummary
+
+    func added(_ fraction: Double) -> Double {
+        (server.percentile(fraction) - simulator.percentile(fraction)).milliseconds
+    }
+    /// "+p50 / +p99 ms", or why there is none.
+    var text: String {
+        guard server.succeeded == server.count, simulator.succeeded == simulator.count else {
+            return "? (\(server.count - server.succeeded) failed)"
+        }
+        return "+\(fixed(added(0.5), 1)) / +\(fixed(added(0.99), 1)) ms"
+    }
+}
+
 struct PeerRun {
     let name: String
     let round: Int
@@ -99,6 +119,8 @@ struct PeerRun {
     let openRate: Double
     let openCPU: (server: Double, sim: Double, generator: Double)
     let inFlight: LoadSummary?
+    /// (c): per rate, the simulator alone and the server, each less Apple's 3 s.
+    let latency: [AddedLatency]
     /// The most resident memory its processes held together while --in-flight verifications were under way.
     let inFlightRSSKiB: Int
     /// The sum of its processes' peaks over the whole run, the overloaded open loop included.
@@ -207,8 +229,14 @@ enum PeerComparison {
         // Apple's): 10,000 in flight needs over 20,000 descriptors, more than many boxes' hard limit
         // (this one's), and libdispatch crashes the process when it runs out. Its memory is not the question.
         let inFlightCount = flask || contender.name == floor ? 0 : options.inFlight
+        let latencyRates = flask ? [] : options.latencyRates
+        let latencyCounts = latencyRates.map { Int($0 * options.seconds) }
         let minted = try await Workload.mint(
             closedCount + openCount + inFlightCount, prefix: "r\(round)-\(contender.name)", simulator: simulator)
+        // Every tenth receipt Workload.mint makes is a sandbox subscription (two Apple calls): (c) takes the others.
+        let latencyReceipts = try await Workload.mint(
+            latencyCounts.reduce(0, +) * 10 / 9 + 10, prefix: "r\(round)-\(contender.name)-c", simulator: simulator
+        ).enumerated().filter { $0.offset % 10 != 9 }.map(\.element)
         let server = HTTPLoadClient(host: "127.0.0.1", port: contender.port)
         defer { Task { await server.shutdown() } }
         @Sendable func post(_ body: ByteBuffer) async -> String {
@@ -236,6 +264,25 @@ enum PeerComparison {
         let closedBodies = try Workload.receiptBodies(Array(minted[0..<closedCount]))
         let (closed, closedCPU) = try await costed(closedCount) {
             try await ClosedLoop.run(count: closedCount, concurrency: options.concurrency) { await post(closedBodies[$0]) }
+        }
+
+        // (c) before the open loops, while nothing is queued anywhere.
+        var latency: [AddedLatency] = []
+        var nextReceipt = 0
+        for (rate, count) in zip(latencyRates, latencyCounts) {
+            let receipts = latencyReceipts[nextReceipt..<nextReceipt + count]
+            nextReceipt += count
+            try await setLatency(3_000, 3_000)
+            // The simulator's own share first: its 3 s timers are not exact, and what they add is not the server's.
+            let direct = try receipts.map { try Workload.json(["receipt-data": $0, "password": BenchStack.secret]) }
+            var alone = await OpenLoop.run(count: count, rate: rate) { index in
+                outcome(of: await attempt { try await simulator.send(.POST, "/production/verifyReceipt", json: direct[index]) })
+            }
+            let bodies = try receipts.enumerated().map { try Workload.json(["user_id": "u-\($0.offset)", "receipt_data": $0.element]) }
+            var served = await OpenLoop.run(count: count, rate: rate) { await post(bodies[$0]) }
+            alone.latencies = alone.latencies.map { $0 - .seconds(3) }
+            served.latencies = served.latencies.map { $0 - .seconds(3) }
+            latency.append(AddedLatency(rate: rate, simulator: alone, server: served))
         }
 
         // Before the open loop: its overload leaves far more than --in-flight behind, and freed memory stays resident.
@@ -266,7 +313,7 @@ enum PeerComparison {
         let peak = contender.processes().map(peakResidentKiB).reduce(0, +)
         return PeerRun(
             name: contender.name, round: round, closed: closed, closedCPU: closedCPU, open: open, openRate: openRate,
-            openCPU: openCPU, inFlight: inFlight, inFlightRSSKiB: inFlightRSS, peakRSSKiB: peak)
+            openCPU: openCPU, inFlight: inFlight, latency: latency, inFlightRSSKiB: inFlightRSS, peakRSSKiB: peak)
     }
 
     static func describe(_ run: PeerRun) -> String {
@@ -282,6 +329,13 @@ enum PeerComparison {
                 + "\(run.open.succeeded) of \(run.open.count) answered 200, p50 \(fixed(run.open.percentile(0.5).milliseconds, 0)) ms, "
                 + "latency grew \(fixed(run.open.backlog?.drift.milliseconds ?? 0, 0)) ms, errors: \(run.open.errors); \(cpu(run.openCPU))",
         ]
+        for rate in run.latency {
+            lines.append(
+                "  (c) Apple exactly 3 s, open loop at \(fixed(rate.rate, 0))/s, over 3 s: simulator alone p50 "
+                    + "\(fixed(rate.simulator.percentile(0.5).milliseconds, 1)) / p99 \(fixed(rate.simulator.percentile(0.99).milliseconds, 1)) ms, "
+                    + "server p50 \(fixed(rate.server.percentile(0.5).milliseconds, 1)) / p99 \(fixed(rate.server.percentile(0.99).milliseconds, 1)) ms: "
+                    + "added \(rate.text), errors: \(rate.server.errors)")
+        }
         if let inFlight = run.inFlight {
             lines.append("  in flight: \(inFlight.count) sent over 6 s, Apple at 6 s: \(inFlight.succeeded) answered 200, errors: "
                 + "\(inFlight.errors); RSS of all its processes meanwhile at most \(run.inFlightRSSKiB / 1_024) MiB")
@@ -292,7 +346,7 @@ enum PeerComparison {
 
     /// Storekeeper over each peer, round by round.
     static func summary(_ runs: [PeerRun]) -> String {
-        var lines = ["round | server | (a) answers/s | (b) sustained/s | CPU ms/verification (a) / (b) | RSS MiB in flight / peak | Storekeeper ÷ it: (a) / (b)"]
+        var lines = ["round | server | (a) answers/s | (b) sustained/s | CPU ms/verification (a) / (b) | RSS MiB in flight / peak | (c) added p50 / p99 | Storekeeper ÷ it: (a) / (b)"]
         for run in runs {
             let storekeeper = runs.first { $0.round == run.round && $0.name == "storekeeper" }
             var ratios = "-"
@@ -309,7 +363,8 @@ enum PeerComparison {
             }
             lines.append(
                 "\(run.round) | \(run.name) | \(fixed(run.closedRate, 0)) | \(run.sustainedText) | "
-                    + "\(fixed(run.closedCPU.server, 3)) / \(fixed(run.openCPU.server, 3)) | \(run.inFlightRSSKiB / 1_024) / \(run.peakRSSKiB / 1_024) | \(ratios)")
+                    + "\(fixed(run.closedCPU.server, 3)) / \(fixed(run.openCPU.server, 3)) | \(run.inFlightRSSKiB / 1_024) / \(run.peakRSSKiB / 1_024) | "
+                    + run.latency.map { "\(fixed($0.rate, 0))/s \($0.text)" }.joined(separator: ", ") + " | \(ratios)")
         }
         return lines.joined(separator: "\n")
     }

@@ -18,7 +18,7 @@
 //   --compare-transports     instead: (a) with ZeroMQ over TCP loopback and over ipc://, alternating, twice each
 //   --peers DIR              instead: Storekeeper against the peers in DIR (bench/peers), alternating,
 //                            --rounds times (PeerComparison.swift; --peer-rate, --flask-rate, --flask-requests,
-//                            --in-flight, --contenders asyncio_server,storekeeper,swift_floor,flask_inapppy;
+//                            --in-flight, --latency-rates, --contenders asyncio_server,storekeeper,swift_floor,flask_inapppy;
 //                            swift_floor is storekeeper-bench-floor, Benchmarks/FloorServer)
 //
 //   swift build -c release && .build/release/storekeeper-bench-stack
@@ -53,6 +53,10 @@ struct Options: ParsableCommand {
     @Option(help: "The Flask peer's open-loop rate (it serves tens a second with Apple at 3 s).") var flaskRate = 40.0
     @Option(help: "The Flask peer's closed-loop requests.") var flaskRequests = 4_000
     @Option(help: "Verifications held in flight at once for the peak RSS line of --peers.") var inFlight = 10_000
+    @Option(
+        help: "--peers' (c): open-loop rates at which to measure the latency each server adds (comma-separated).",
+        transform: { try $0.split(separator: ",").map { guard let rate = Double($0), rate > 0 else { throw ValidationError("not a rate: \($0)") }; return rate } })
+    var latencyRates = [700.0]
     @Option(help: "--peers' open loop (b): above what the servers sustain, so that the rate each served shows.")
     var peerRate = 1_500.0
     @Option(
