@@ -173,6 +173,7 @@ let package = Package(
             name: "Simulator",
             dependencies: serviceDependencies + [
                 "CurlHTTP", "AppleJWS", "AppleFormats", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Services/Sim/Sources", swiftSettings: strict),
@@ -255,8 +256,9 @@ let package = Package(
         .target(
             name: "CurlHTTPTestSupport",
             dependencies: [
-                "CurlHTTP",
+                "CurlHTTP", "StorekeeperCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -264,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [
-                "CurlHTTP", "CurlHTTPTestSupport",
+                "CurlHTTP", "CurlHTTPTestSupport", "StorekeeperCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

@@ -25,7 +25,8 @@ import StorekeeperCore
 /// Configured like the peers, read as every service reads them
 /// (`StorekeeperConfiguration`): STOREKEEPER_HTTP_ADDR, STOREKEEPER_DATA_DIR,
 /// STOREKEEPER_APPLE_PRODUCTION_URL, STOREKEEPER_APPLE_SANDBOX_URL,
-/// STOREKEEPER_APPLE_SHARED_SECRET, STOREKEEPER_BUNDLE_IDS.
+/// STOREKEEPER_APPLE_SHARED_SECRET, STOREKEEPER_BUNDLE_IDS,
+/// STOREKEEPER_APPLE_CA_FILE.
 enum FloorServer {
     static func runFromEnvironment() async throws {
         OpenFileLimit.raiseToHardLimit()
@@ -33,7 +34,10 @@ enum FloorServer {
         let address = configuration.gateway.httpAddress
         let logger = Logger(label: "storekeeper.bench.floor")
         let client = CurlHTTPClient(
-            configuration: .init(maxConcurrentTransfers: 16_384, maxConnectionsPerHost: 16_384), logger: logger)
+            configuration: .init(
+                maxConcurrentTransfers: 16_384, maxConnectionsPerHost: 16_384,
+                caFile: configuration.apple.caFile),
+            logger: logger)
         let grants = try FloorGrants(directory: configuration.ledger.dataDirectory)
         let handler = FloorReceiptHandler(apple: configuration.apple, client: client, grants: grants)
         let router = Router()

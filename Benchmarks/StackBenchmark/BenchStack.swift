@@ -20,42 +20,41 @@ struct BenchStack {
     ///   - databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
     ///   - receiptMode: how the verifiers read receipts (`STOREKEEPER_RECEIPT_VERIFICATION`).
     ///   - simulatorPort: a simulator already running there (not a member), or nil to start one.
+    ///   - appleTLSPort: the verifiers call the simulator over TLS (HTTP/2 by ALPN) on its
+    ///     `STOREKEEPER_SIM_TLS_ADDR`, this port (given to the simulator started here); nil: plain HTTP/1.1.
     ///   - transport: TCP on loopback, or `ipc://` socket files in the data directory.
     static func start(
         binDir: String, verifiers: Int, databaseURL: String? = nil, receiptMode: ReceiptMode = .verifyReceipt,
-        simulatorPort: Int? = nil, transport: ZeroMQTransport = .tcp
+        simulatorPort: Int? = nil, appleTLSPort: Int? = nil, transport: ZeroMQTransport = .tcp
     ) async throws -> BenchStack {
         let ports = freePorts(8 + verifiers)
         let (gatewayPort, simPort) = (ports[0], simulatorPort ?? ports[1])
         let dataDirectory = NSTemporaryDirectory() + "storekeeper-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         let endpoints = transport.endpoints(ports: Array(ports[2...6]), directory: dataDirectory)
-        let sim = "http://127.0.0.1:\(simPort)"
+        let apple = try AppleLink(http1Port: simPort, tlsPort: appleTLSPort)
         let common = endpoints.merging([
             "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
         ]) { $1 }
         var members: [(String, Process)] = []
         if simulatorPort == nil {
             members.append(("sim", try BenchmarkSupport.start(
-                "storekeeper-sim", common.merging(["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"]) { $1 }, binDir: binDir)))
+                "storekeeper-sim", common.merging(apple.simulatorEnvironment) { $1 }, binDir: binDir)))
         }
         members.append(("ledger", try BenchmarkSupport.start(
             "storekeeper-ledger",
             common.merging(["STOREKEEPER_DATA_DIR": dataDirectory]) { $1 }
                 .merging(databaseURL.map { ["STOREKEEPER_DATABASE_URL": $0] } ?? [:]) { $1 },
             binDir: binDir)))
-        let serverAPI = try receiptMode.verifierEnvironment(simulator: sim, directory: dataDirectory)
+        let serverAPI = try receiptMode.verifierEnvironment(simulator: apple.base, directory: dataDirectory)
         var verifierMetrics: [String] = []
         for index in 0..<verifiers {
             let metricsPort = ports[8 + index]
             verifierMetrics.append("http://127.0.0.1:\(metricsPort)/metrics")
             members.append(("verifier-\(index + 1)", try BenchmarkSupport.start(
                 "storekeeper-verifier",
-                common.merging([
-                    "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
-                    "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt",
-                    "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)",
-                ]) { $1 }.merging(serverAPI) { $1 }, binDir: binDir)))
+                common.merging(["STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)"]) { $1 }
+                    .merging(apple.clientEnvironment) { $1 }.merging(serverAPI) { $1 }, binDir: binDir)))
         }
         members.append(("gateway", try BenchmarkSupport.start(
             "storekeeper-gateway",

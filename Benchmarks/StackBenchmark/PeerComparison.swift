@@ -41,9 +41,8 @@ struct PeerServer: Sendable {
     let port: Int
     let dataDirectory: String
 
-    static func start(_ executable: URL, simPort: Int) async throws -> PeerServer {
+    static func start(_ executable: URL, apple: AppleLink) async throws -> PeerServer {
         let port = freePort()
-        let sim = "http://127.0.0.1:\(simPort)"
         let process = Process()
         process.executableURL = executable
         let dataDirectory = NSTemporaryDirectory() + "storekeeper-peer-\(UUID().uuidString)"
@@ -52,11 +51,9 @@ struct PeerServer: Sendable {
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(port)",
             "STOREKEEPER_DATA_DIR": dataDirectory,
-            "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
-            "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt",
             "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
             "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
-        ]
+        ].merging(apple.clientEnvironment) { $1 }
         try process.run()
         let peer = PeerServer(process: process, port: port, dataDirectory: dataDirectory)
         for _ in 0..<300 {
@@ -168,17 +165,20 @@ enum PeerComparison {
             for name in options.contenders {
                 // A simulator of its own: its sandbox subscriptions renew every 5 minutes, and once the
                 // first come due, every verifyReceipt walks them all; a long session would tax the last.
-                let simPort = freePort()
+                let simPorts = freePorts(2)
+                let simPort = simPorts[0]
+                let link = try AppleLink(http1Port: simPort, tlsPort: options.appleTLS ? simPorts[1] : nil)
                 let simProcess = try BenchmarkSupport.start(
                     "storekeeper-sim",
-                    ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)", "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
-                     "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"],
+                    link.simulatorEnvironment.merging([
+                        "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+                    ]) { $1 },
                     binDir: options.binDir)
                 defer {
                     simProcess.terminate()
                     simProcess.waitUntilExit()
                 }
-                let contender = try await start(name, options, peersDirectory: peersDirectory, simPort: simPort)
+                let contender = try await start(name, options, peersDirectory: peersDirectory, apple: link)
                 current.withLock { $0 = (contender, simProcess) }
                 let simulator = HTTPLoadClient(host: "127.0.0.1", port: simPort)
                 let result: PeerRun
@@ -202,9 +202,12 @@ enum PeerComparison {
         print(summary(runs))
     }
 
-    static func start(_ name: String, _ options: Options, peersDirectory: String, simPort: Int) async throws -> Contender {
+    /// The Python peers call Apple over plain HTTP/1.1 whatever `apple` offers (aiohttp's client has no HTTP/2).
+    static func start(_ name: String, _ options: Options, peersDirectory: String, apple: AppleLink) async throws -> Contender {
         if name == "storekeeper" {
-            let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers, simulatorPort: simPort)
+            let stack = try await BenchStack.start(
+                binDir: options.binDir, verifiers: options.verifiers, simulatorPort: apple.http1Port,
+                appleTLSPort: apple.tls?.port)
             return Contender(
                 name: name, port: stack.gatewayPort, processes: { stack.members.map(\.process.processIdentifier) },
                 stop: { stack.stop() })
@@ -213,7 +216,8 @@ enum PeerComparison {
             name == floor
             ? URL(fileURLWithPath: options.binDir).appendingPathComponent("storekeeper-bench-floor")
             : URL(fileURLWithPath: peersDirectory).appendingPathComponent(name).appendingPathComponent("run")
-        let peer = try await PeerServer.start(executable, simPort: simPort)
+        let peer = try await PeerServer.start(
+            executable, apple: name == floor ? apple : apple.plain)
         let root = peer.process.processIdentifier
         return Contender(name: name, port: peer.port, processes: { processTree(root) }, stop: { peer.stop() })
     }

@@ -21,6 +21,9 @@
 //                            --in-flight, --latency-rates, --contenders asyncio_server,storekeeper,swift_floor,flask_inapppy;
 //                            swift_floor is storekeeper-bench-floor, Benchmarks/FloorServer)
 //
+//   --apple-tls              Storekeeper's verifiers (and the floor) call the simulator over TLS on its
+//                            STOREKEEPER_SIM_TLS_ADDR, HTTP/2 agreed by ALPN, as production calls Apple
+//
 //   swift build -c release && .build/release/storekeeper-bench-stack
 import ArgumentParser
 import BenchmarkSupport
@@ -63,6 +66,8 @@ struct Options: ParsableCommand {
         help: "Which of --peers' servers run, in this order (comma-separated).",
         transform: { $0.split(separator: ",").map(String.init) })
     var contenders = PeerComparison.order
+    @Flag(help: "Servers that can (Storekeeper's verifiers, the floor) call the simulator over TLS and HTTP/2, as Apple.")
+    var appleTLS = false
     @Option(help: "Where the storekeeper executables are.") var binDir = URL(fileURLWithPath: CommandLine.arguments[0])
         .deletingLastPathComponent().path
 }
@@ -126,7 +131,8 @@ if options.compareTransports {
     try await SideBySide.run(options, SideBySide.transports(options)).forEach { print($0) }
     exit(0)
 }
-let stack = try await BenchStack.start(binDir: options.binDir, verifiers: options.verifiers)
+let stack = try await BenchStack.start(
+    binDir: options.binDir, verifiers: options.verifiers, appleTLSPort: options.appleTLS ? freePort() : nil)
 // Interrupted (Ctrl-C, kill): stop the stack's processes before leaving, or they outlive the benchmark.
 let interruptions = [SIGINT, SIGTERM].map { number in
     signal(number, SIG_IGN)

@@ -20,6 +20,10 @@ extension CurlHTTPClient {
         public var maxResponseBytes: Int
         /// `User-Agent` sent unless a request sets its own.
         public var userAgent: String
+        /// A PEM file of the certificates trusted for `https://` instead of
+        /// the system's (`CURLOPT_CAINFO`); nil for the system's. For test
+        /// servers with a certificate of their own, such as storekeeper-sim's.
+        public var caFile: String?
 
         public init(
             maxConcurrentTransfers: Int = 1024,
@@ -27,7 +31,8 @@ extension CurlHTTPClient {
             connectTimeout: Duration = .seconds(5),
             totalTimeout: Duration = .seconds(15),
             maxResponseBytes: Int = 1 << 20,
-            userAgent: String = "storekeeper"
+            userAgent: String = "storekeeper",
+            caFile: String? = nil
         ) {
             self.maxConcurrentTransfers = maxConcurrentTransfers
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -35,6 +40,7 @@ extension CurlHTTPClient {
             self.totalTimeout = totalTimeout
             self.maxResponseBytes = maxResponseBytes
             self.userAgent = userAgent
+            self.caFile = caFile
         }
 
         /// Stops on values that would make the client misbehave; these come

@@ -6,11 +6,19 @@ public struct HTTPResponse: Sendable {
     /// `100 Continue` headers are dropped), names as the server spelled them.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// The HTTP version the answer came in; nil when curl does not say.
+    public var version: Version?
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    /// The versions curl speaks (1.0 and 1.1 are one here).
+    public enum Version: Sendable, Equatable {
+        case http1, http2, http3
+    }
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], version: Version? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.version = version
     }
 
     /// The first value of the header `name`, compared case-insensitively

@@ -22,6 +22,8 @@ import Testing
         #expect(configuration.endpoints.events == "tcp://127.0.0.1:7420")
         #expect(configuration.log == LogSettings(level: .info, format: .text))
         #expect(configuration.metricsAddress == nil)
+        #expect(configuration.apple.caFile == nil, "Apple's endpoints are checked against the system's certificates")
+        #expect(configuration.simulator.tlsAddress == nil)
     }
 
     @Test func readsEveryVariable() throws {
@@ -43,6 +45,8 @@ import Testing
                 "STOREKEEPER_EVENT_RETENTION_HOURS": "24",
                 "STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS": "60",
                 "STOREKEEPER_SEND_CONSUMPTION_INFO": "true",
+                "STOREKEEPER_APPLE_CA_FILE": "/tmp/sim-tls.pem",
+                "STOREKEEPER_SIM_TLS_ADDR": "127.0.0.1:8091",
             ]))
         #expect(configuration.apple.productionURL == "http://127.0.0.1:9000/production/verifyReceipt")
         #expect(configuration.apple.sharedSecret?.revealed == "0123456789abcdef")
@@ -54,6 +58,8 @@ import Testing
         #expect(configuration.ledger.eventRetention == .seconds(24 * 3_600))
         #expect(configuration.ledger.notificationCatchUp == .seconds(60))
         #expect(configuration.ledger.sendConsumptionInfo)
+        #expect(configuration.apple.caFile == "/tmp/sim-tls.pem")
+        #expect(configuration.simulator.tlsAddress == SocketAddress("127.0.0.1:8091"))
         let off = try StorekeeperConfiguration(reader: EnvironmentReader(["STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS": "0"]))
         #expect(off.ledger.notificationCatchUp == nil)
         #expect(configuration.endpoints.events == "ipc:///tmp/sk-events")
@@ -82,6 +88,7 @@ import Testing
         ("STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS", "-1"),
         ("STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS", "86401"),
         ("STOREKEEPER_SEND_CONSUMPTION_INFO", "maybe"),
+        ("STOREKEEPER_SIM_TLS_ADDR", "8091"),
     ])
     func aBadValueNamesItsVariable(variable: String, value: String) {
         #expect {

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import StorekeeperCore
 import Testing
 
 /// The verifier pool end to end: the simulator and verifiers as real
@@ -7,10 +8,10 @@ import Testing
 @Suite(.serialized) struct VerifierPoolTests {
     /// Runs `body` with a simulator, a pool and `verifiers` verifier processes; stops them all.
     func withPool(
-        verifiers: Int = 1, verifierEnvironment: [String: String] = [:],
+        verifiers: Int = 1, simulatorEnvironment: [String: String] = [:], verifierEnvironment: [String: String] = [:],
         _ body: (PoolHarness, [ChildProcess]) async throws -> Void
     ) async throws {
-        let simulator = try await SimulatorProcess()
+        let simulator = try await SimulatorProcess(extraEnvironment: simulatorEnvironment)
         let pool = try await PoolHarness(simulator: simulator)
         var children: [ChildProcess] = []
         do {
@@ -41,6 +42,38 @@ import Testing
             #expect(result.bundleID == "com.example.storekeeper")
             #expect(result.transactions.map(\.transactionID) == [transactionID])
             #expect(result.receiptSha256.count == 64)
+        }
+    }
+
+    @Test func theVerifiersReachTheSimulatorOverTLSAsTheyReachApple() async throws {
+        let tlsAddress = "127.0.0.1:\(try freeLoopbackPort())"
+        let apple = [
+            "STOREKEEPER_APPLE_PRODUCTION_URL": "https://\(tlsAddress)/production/verifyReceipt",
+            "STOREKEEPER_APPLE_SANDBOX_URL": "https://\(tlsAddress)/sandbox/verifyReceipt",
+        ]
+        let caFile = try SimulatorTLSCertificate.writeCertificate()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        try await withPool(
+            simulatorEnvironment: ["STOREKEEPER_SIM_TLS_ADDR": tlsAddress],
+            verifierEnvironment: apple.merging(["STOREKEEPER_APPLE_CA_FILE": caFile]) { $1 }
+        ) { pool, _ in
+            // Production answers 21007, then sandbox: both calls over TLS, one store behind both listeners.
+            let (receipt, transactionID) = try await pool.simulator.purchase(
+                product: "com.example.pro.monthly", type: "auto_renewable", environment: "sandbox")
+            let result = try #require(try await pool.verify(receipt).result)
+            #expect(result.environment == .sandbox)
+            #expect(result.transactions.contains { $0.transactionID == transactionID })
+            #expect(result.pendingRenewals.first?.autoRenewStatus == true)
+        }
+        // Without the CA file the test certificate is not trusted: the call fails as Apple being
+        // unreachable (retry), never as a verdict on the receipt.
+        try await withPool(
+            simulatorEnvironment: ["STOREKEEPER_SIM_TLS_ADDR": tlsAddress],
+            verifierEnvironment: apple.merging(["STOREKEEPER_VERIFY_DEADLINE_MS": "1500"]) { $1 }
+        ) { pool, _ in
+            let (receipt, _) = try await pool.simulator.purchase(
+                product: "com.example.gems", type: "consumable", environment: "production")
+            #expect(try await pool.verify(receipt).failureCode == "apple_unavailable")
         }
     }
 

@@ -35,4 +35,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: broken) }
         #expect(throws: ConfigurationError.self) { try VerifierApplication.trustedRoots(try settings(broken)) }
     }
+
+    @Test func anUnreadableAppleCAFileIsAConfigurationError() throws {
+        func configuration(_ caFile: String) throws -> StorekeeperConfiguration {
+            try StorekeeperConfiguration(
+                reader: EnvironmentReader(["STOREKEEPER_BUNDLE_IDS": "com.example.app", "STOREKEEPER_APPLE_CA_FILE": caFile]))
+        }
+        let error = #expect(throws: ConfigurationError.self) {
+            try VerifierApplication.validate(try configuration("/nonexistent/sim-tls.pem"))
+        }
+        #expect(error?.variable == "STOREKEEPER_APPLE_CA_FILE")
+        let simulator = try SimulatorTLSCertificate.writeCertificate()
+        defer { try? FileManager.default.removeItem(atPath: simulator) }
+        try VerifierApplication.validate(try configuration(simulator))
+    }
 }

@@ -18,9 +18,13 @@ public enum VerifierApplication {
 
     /// What a verifier alone requires, checked before anything starts (exit 78
     /// naming the variable): a bundle list, a readable P-256 `.p8` key when
-    /// the App Store Server API is configured, and that API for `server_api` receipts.
+    /// the App Store Server API is configured, that API for `server_api`
+    /// receipts, and a readable `STOREKEEPER_APPLE_CA_FILE` when set.
     public static func validate(_ configuration: StorekeeperConfiguration) throws {
         try configuration.apple.requireBundleIDs()
+        if let caFile = configuration.apple.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ConfigurationError(variable: ConfigurationVariable.appleCAFile.rawValue, reason: "cannot read \(caFile)")
+        }
         _ = try ServerAPIClientConfiguration.load(configuration)
         try configuration.requireServerAPIForReceipts()
     }
@@ -28,11 +32,12 @@ public enum VerifierApplication {
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
         let settings = context.configuration.apple
         let client = CurlHTTPClient(
-            // One connection per call in flight: verifyReceipt is HTTP/1.1, so a lower per-host cap
-            // would queue calls behind Apple's 3-6 s answers.
+            // Up to one connection per call in flight: over HTTP/1.1 a lower per-host cap would queue
+            // calls behind Apple's 3-6 s answers (over HTTP/2, which TLS agrees on with Apple, a
+            // connection carries many calls and few are opened).
             configuration: .init(
                 maxConcurrentTransfers: settings.maxInFlight, maxConnectionsPerHost: settings.maxInFlight,
-                maxResponseBytes: AppleCaller.maxResponseBytes),
+                maxResponseBytes: AppleCaller.maxResponseBytes, caFile: settings.caFile),
             logger: context.logger)
         let signedData = SignedDataReader(
             verifier: SignedDataVerifier(trustedRoots: try trustedRoots(settings)), bundleIDs: settings.bundleIDs,
@@ -57,6 +62,7 @@ public enum VerifierApplication {
             "verifier configured",
             metadata: [
                 "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
+                "apple.ca_file": "\(settings.caFile ?? "system")",
                 "pool.endpoints": "\(endpoints.joined(separator: ","))", "pool.capacity": "\(settings.maxInFlight)",
                 "apple.server_api": "\(serverAPI.map { "\($0.configuration.productionURL) key \($0.configuration.credentials.keyID)" } ?? "off")",
                 "receipts.verification": "\(settings.receiptVerification.rawValue)",

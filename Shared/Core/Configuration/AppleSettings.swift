@@ -19,6 +19,9 @@ public struct AppleSettings: Sendable {
     public var attemptTimeout: Duration
     /// `STOREKEEPER_VERIFIER_MAX_IN_FLIGHT`: Apple calls one verifier runs at once.
     public var maxInFlight: Int
+    /// `STOREKEEPER_APPLE_CA_FILE`: PEM certificates trusted for Apple's https endpoints instead of
+    /// the system's (tests and the simulator only); nil for the system's.
+    public var caFile: String?
     /// `STOREKEEPER_JWS_EXTRA_ROOTS`: PEM files trusted beside Apple Root CA - G3 (tests and the simulator only).
     public var jwsExtraRootFiles: [String]
     /// `STOREKEEPER_APPLE_APP_ID`: the app's numeric Apple ID, which production signed data names (`appAppleId`).
@@ -45,6 +48,7 @@ public struct AppleSettings: Sendable {
         connectTimeout = try reader.milliseconds(.appleConnectTimeout, in: 10...120_000)
         attemptTimeout = try reader.milliseconds(.appleAttemptTimeout, in: 10...600_000)
         maxInFlight = try reader.integer(.verifierMaxInFlight, in: 1...100_000)
+        caFile = reader.raw(.appleCAFile)
         jwsExtraRootFiles = reader.list(.jwsExtraRoots)
         receiptVerification = try reader.choice(.receiptVerification)
         appAppleID = try reader.raw(.appleAppID).map { text throws(ConfigurationError) in

@@ -21,6 +21,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case appleConnectTimeout = "STOREKEEPER_APPLE_CONNECT_TIMEOUT_MS"
     case appleAttemptTimeout = "STOREKEEPER_APPLE_ATTEMPT_TIMEOUT_MS"
     case verifierMaxInFlight = "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT"
+    case appleCAFile = "STOREKEEPER_APPLE_CA_FILE"
     case jwsExtraRoots = "STOREKEEPER_JWS_EXTRA_ROOTS"
     case acceptSandbox = "STOREKEEPER_ACCEPT_SANDBOX"
     case catalog = "STOREKEEPER_CATALOG"
@@ -47,6 +48,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     case simulatorNotificationURL = "STOREKEEPER_SIM_NOTIFICATION_URL"
     case simulatorNotificationVersion = "STOREKEEPER_SIM_NOTIFICATION_VERSION"
     case simulatorPageSize = "STOREKEEPER_SIM_PAGE_SIZE"
+    case simulatorTLSAddress = "STOREKEEPER_SIM_TLS_ADDR"
     // Observability.
     case logLevel = "STOREKEEPER_LOG_LEVEL"
     case logFormat = "STOREKEEPER_LOG_FORMAT"
@@ -58,7 +60,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleProductionURL: "https://buy.itunes.apple.com/verifyReceipt"
         case .appleSandboxURL: "https://sandbox.itunes.apple.com/verifyReceipt"
         case .appleSharedSecret, .bundleIDs, .apiKeys, .simulatorNotificationURL, .metricsAddress, .jwsExtraRoots, .catalog,
-            .databaseURL, .appleIssuerID, .appleKeyID, .applePrivateKeyFile, .appleAppID: nil
+            .databaseURL, .appleIssuerID, .appleKeyID, .applePrivateKeyFile, .appleAppID, .simulatorTLSAddress,
+            .appleCAFile: nil
         case .appleAPIProductionURL: "https://api.storekit.itunes.apple.com"
         case .appleAPISandboxURL: "https://api.storekit-sandbox.itunes.apple.com"
         case .receiptVerification: "verify_receipt"
@@ -115,6 +118,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .appleConnectTimeout: "connect time-out of one Apple call (ms)"
         case .appleAttemptTimeout: "total time-out of one Apple call (ms)"
         case .verifierMaxInFlight: "Apple calls one verifier keeps in flight before it pushes back"
+        case .appleCAFile:
+            "a PEM file of the certificates trusted for Apple's https endpoints instead of the system's (tests and the simulator's STOREKEEPER_SIM_TLS_ADDR only; unset in production)"
         case .jwsExtraRoots:
             "comma list of PEM files whose certificates are trusted beside Apple Root CA - G3 for signed transactions and v2 notifications (tests and the simulator only; unset in production)"
         case .acceptSandbox:
@@ -148,6 +153,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .simulatorNotificationURL: "where storekeeper-sim sends server notifications"
         case .simulatorNotificationVersion:
             "1 (JSON with password and unified_receipt) or 2 (signedPayload, signed with the simulator's test chain)"
+        case .simulatorTLSAddress:
+            "a second storekeeper-sim listen address, serving the same routes over TLS (HTTP/2 or HTTP/1.1 by ALPN, as Apple's endpoints) with a test certificate for 127.0.0.1 and localhost; off when unset"
         case .simulatorPageSize: "items per page of the simulator's App Store Server API answers (history, notification history; Apple's: 20)"
         case .logLevel: "trace, debug, info, notice, warning, error or critical"
         case .logFormat: "text (human) or json (one JSON object a line)"

@@ -46,11 +46,14 @@ public struct SimulatorSettings: Sendable {
     public var notificationVersion: Int
     /// `STOREKEEPER_SIM_PAGE_SIZE`: items per page of its Server API answers.
     public var pageSize: Int
+    /// `STOREKEEPER_SIM_TLS_ADDR`: where it also listens over TLS (HTTP/2 or HTTP/1.1); nil for nowhere.
+    public var tlsAddress: SocketAddress?
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
         address = try reader.socketAddress(.simulatorAddress)!
         notificationURL = try reader.httpURL(.simulatorNotificationURL)
         notificationVersion = try reader.integer(.simulatorNotificationVersion, in: 1...2)
         pageSize = try reader.integer(.simulatorPageSize, in: 1...200)
+        tlsAddress = try reader.socketAddress(.simulatorTLSAddress)
     }
 }

@@ -27,7 +27,7 @@ extension MultiLoop {
         guard
             transfer.configure(
                 for: request, connectTimeout: connectTimeout, totalTimeout: remaining,
-                userAgent: configuration.userAgent)
+                userAgent: configuration.userAgent, caFile: configuration.caFile)
         else {
             recycle(transfer)
             return .invalidRequest
@@ -94,7 +94,10 @@ extension MultiLoop {
                     "curl.new_connections": "\(newConnections)", "curl.total_time_us": "\(totalMicroseconds)",
                 ])
         }
-        return .success(HTTPResponse(status: status, headers: transfer.headers, body: transfer.body))
+        var version = 0
+        _ = ccurl_easy_getinfo_long(transfer.easy, CURLINFO_HTTP_VERSION, &version)
+        return .success(
+            HTTPResponse(status: status, headers: transfer.headers, body: transfer.body, version: .init(curlVersion: version)))
     }
 
     /// Takes a transfer out of curl and keeps its easy handle for the next one.
@@ -114,6 +117,18 @@ extension MultiLoop {
             idleEasyHandles.append(transfer.easy)
         } else {
             curl_easy_cleanup(transfer.easy)
+        }
+    }
+}
+
+extension HTTPResponse.Version {
+    /// From `CURLINFO_HTTP_VERSION`.
+    init?(curlVersion: Int) {
+        switch curlVersion {
+        case Int(CURL_HTTP_VERSION_1_0), Int(CURL_HTTP_VERSION_1_1): self = .http1
+        case Int(CURL_HTTP_VERSION_2_0): self = .http2
+        case Int(CURL_HTTP_VERSION_3): self = .http3
+        default: return nil
         }
     }
 }

@@ -10,7 +10,8 @@ extension Transfer {
     /// verification on, no signals (the loop runs on a thread of a
     /// multi-threaded process), only http and https.
     func configure(
-        for request: HTTPRequest, connectTimeout: Duration, totalTimeout: Duration, userAgent: String
+        for request: HTTPRequest, connectTimeout: Duration, totalTimeout: Duration, userAgent: String,
+        caFile: String?
     ) -> Bool {
         var failures = 0
         func check(_ code: CURLcode) { if code != CURLE_OK { failures += 1 } }
@@ -25,6 +26,13 @@ extension Transfer {
         check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, totalTimeout.curlMilliseconds))
         check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes)))
         check(userAgent.withCString { ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, $0) })
+        if let caFile { check(caFile.withCString { ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }) }
+        // https gets HTTP/2 when TLS agrees on it (curl's default), and then many calls share a
+        // connection. PIPEWAIT makes a call started while the first connection to a host is still
+        // in its handshake wait to learn whether it can share it, instead of opening one of its
+        // own: without it a burst of N calls opens N connections before any says it speaks HTTP/2.
+        // Not for http://, where a connection is HTTP/1.1 and cannot be shared.
+        if request.url.utf8.starts(with: "https://".utf8) { check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)) }
         check(ccurl_easy_setopt_write_function(easy, CURLOPT_WRITEFUNCTION, transferWriteBody))
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, opaque))
         check(ccurl_easy_setopt_write_function(easy, CURLOPT_HEADERFUNCTION, transferWriteHeader))

@@ -20,10 +20,10 @@ public struct Harness: Sendable {
     }
 
     public static func with<T: Sendable>(
-        _ configuration: CurlHTTPClient.Configuration = .init(), logger: Logger = .quiet,
+        _ configuration: CurlHTTPClient.Configuration = .init(), tlsServer: Bool = false, logger: Logger = .quiet,
         _ body: (Harness) async throws -> T
     ) async throws -> T {
-        try await TestServer.with { server in
+        try await TestServer.with(tls: tlsServer) { server in
             try await withRunningClient(configuration, logger: logger) { client, group in
                 try await body(Harness(server: server, client: client, clientGroup: group))
             }

@@ -1,6 +1,9 @@
 import Hummingbird
+import HummingbirdHTTP2
 import Logging
+import NIOSSL
 import ServiceLifecycle
+import StorekeeperCore
 
 /// A Hummingbird server on 127.0.0.1 and a port the kernel picks, for the
 /// client to talk to. This file alone imports Hummingbird, whose re-exported
@@ -17,16 +20,20 @@ import ServiceLifecycle
 public struct TestServer: Sendable {
     public let port: Int
     public let gate: Gate
+    public let tls: Bool
 
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { "\(tls ? "https" : "http")://127.0.0.1:\(port)\(path)" }
 
     /// Runs a server around `body`, then opens the gate and shuts the server
-    /// down gracefully, whether `body` returned or threw.
-    public static func with<T: Sendable>(_ body: (TestServer) async throws -> T) async throws -> T {
+    /// down gracefully, whether `body` returned or threw. With `tls`, it
+    /// speaks TLS with storekeeper-sim's test certificate and then HTTP/2 or
+    /// HTTP/1.1 by ALPN, as `storekeeper-sim` does on `STOREKEEPER_SIM_TLS_ADDR`.
+    public static func with<T: Sendable>(tls: Bool = false, _ body: (TestServer) async throws -> T) async throws -> T {
         let gate = Gate()
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router(gate: gate),
+            server: tls ? try .http2Upgrade(tlsConfiguration: simulatorTLS()) : .http1(),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), backlog: 4096),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
@@ -45,7 +52,7 @@ public struct TestServer: Sendable {
             let port = await iterator.next() ?? 0
             let result: Result<T, any Error>
             if port > 0 {
-                do { result = .success(try await body(TestServer(port: port, gate: gate))) } catch { result = .failure(error) }
+                do { result = .success(try await body(TestServer(port: port, gate: gate, tls: tls))) } catch { result = .failure(error) }
             } else {
                 result = .failure(TestFailure("the test server did not start"))
             }
@@ -54,6 +61,13 @@ public struct TestServer: Sendable {
             try await tasks.waitForAll()
             return try result.get()
         }
+    }
+
+    /// storekeeper-sim's test certificate and key.
+    private static func simulatorTLS() throws -> TLSConfiguration {
+        let certificate = try NIOSSLCertificate(bytes: Array(SimulatorTLSCertificate.certificatePEM.utf8), format: .pem)
+        let key = try NIOSSLPrivateKey(bytes: Array(SimulatorTLSCertificate.privateKeyPEM.utf8), format: .pem)
+        return .makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
     }
 
     private static func router(gate: Gate) -> Router<PeerContext> {
