@@ -48,6 +48,10 @@ where Responder.Context: InitializableFromSource<ApplicationRequestContextSource
                 response = try await responder.respond(to: request, context: context)
             } catch let error as HTTPParserError {
                 throw error
+            } catch let error as CancellationError {
+                // The client went away mid-answer (over HTTP/2, a reset stream or a closed
+                // connection cancels its handler): nobody to answer, and nothing went wrong here.
+                throw error
             } catch {
                 // The router turns errors into responses; one that escapes is a bug, answered as such.
                 logger.error("unhandled error while answering a request", metadata: ["error.type": "\(type(of: error))"])
