@@ -20,19 +20,20 @@ struct BenchStack {
     ///   - databaseURL: the ledger on PostgreSQL (a database of its own), or on SQLite when nil.
     ///   - receiptMode: how the verifiers read receipts (`STOREKEEPER_RECEIPT_VERIFICATION`).
     ///   - simulatorPort: a simulator already running there (not a member), or nil to start one.
-    ///   - appleTLSPort: the verifiers call the simulator over TLS (HTTP/2 by ALPN) on its
-    ///     `STOREKEEPER_SIM_TLS_ADDR`, this port (given to the simulator started here); nil: plain HTTP/1.1.
+    ///   - appleTLS: the verifiers call the simulator over TLS (HTTP/2 by ALPN) on its
+    ///     `STOREKEEPER_SIM_TLS_ADDR`, instead of plain HTTP/1.1.
+    ///   - simulatorTLSPort: that address's port when the simulator runs already; nil picks one.
     ///   - transport: TCP on loopback, or `ipc://` socket files in the data directory.
     static func start(
         binDir: String, verifiers: Int, databaseURL: String? = nil, receiptMode: ReceiptMode = .verifyReceipt,
-        simulatorPort: Int? = nil, appleTLSPort: Int? = nil, transport: ZeroMQTransport = .tcp
+        simulatorPort: Int? = nil, appleTLS: Bool = false, simulatorTLSPort: Int? = nil, transport: ZeroMQTransport = .tcp
     ) async throws -> BenchStack {
         let ports = freePorts(8 + verifiers)
         let (gatewayPort, simPort) = (ports[0], simulatorPort ?? ports[1])
         let dataDirectory = NSTemporaryDirectory() + "storekeeper-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         let endpoints = transport.endpoints(ports: Array(ports[2...6]), directory: dataDirectory)
-        let apple = try AppleLink(http1Port: simPort, tlsPort: appleTLSPort)
+        let apple = try AppleLink(http1Port: simPort, tlsPort: appleTLS ? simulatorTLSPort ?? ports[7] : nil)
         let common = endpoints.merging([
             "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
         ]) { $1 }

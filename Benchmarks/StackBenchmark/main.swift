@@ -132,7 +132,7 @@ if options.compareTransports {
     exit(0)
 }
 let stack = try await BenchStack.start(
-    binDir: options.binDir, verifiers: options.verifiers, appleTLSPort: options.appleTLS ? freePort() : nil)
+    binDir: options.binDir, verifiers: options.verifiers, appleTLS: options.appleTLS)
 // Interrupted (Ctrl-C, kill): stop the stack's processes before leaving, or they outlive the benchmark.
 let interruptions = [SIGINT, SIGTERM].map { number in
     signal(number, SIG_IGN)

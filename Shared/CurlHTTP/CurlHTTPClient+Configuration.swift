@@ -21,8 +21,9 @@ extension CurlHTTPClient {
         /// `User-Agent` sent unless a request sets its own.
         public var userAgent: String
         /// A PEM file of the certificates trusted for `https://` instead of
-        /// the system's (`CURLOPT_CAINFO`); nil for the system's. For test
-        /// servers with a certificate of their own, such as storekeeper-sim's.
+        /// the system's (`CURLOPT_CAINFO`, with `CURLOPT_CAPATH` cleared); nil
+        /// for the system's. For test servers with a certificate of their own,
+        /// such as storekeeper-sim's.
         public var caFile: String?
 
         public init(

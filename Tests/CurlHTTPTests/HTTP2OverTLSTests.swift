@@ -1,5 +1,6 @@
 import CurlHTTP
 import CurlHTTPTestSupport
+import Foundation
 import StorekeeperCore
 import Testing
 
@@ -7,30 +8,34 @@ import Testing
 /// server with storekeeper-sim's test certificate.
 @Suite("HTTP/2 over TLS")
 struct HTTP2OverTLSTests {
-    static func trustingTheSimulator() throws -> CurlHTTPClient.Configuration {
-        CurlHTTPClient.Configuration(caFile: try SimulatorTLSCertificate.writeCertificate())
+    /// A client that trusts the simulator's certificate, with one multi handle (256 connections per host).
+    static func withTrustingClient<T: Sendable>(_ body: (Harness) async throws -> T) async throws -> T {
+        let caFile = try SimulatorTLSCertificate.writeCertificate()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        let configuration = CurlHTTPClient.Configuration(
+            maxConcurrentTransfers: 256, maxConnectionsPerHost: 256, caFile: caFile)
+        return try await Harness.with(configuration, tlsServer: true, body)
     }
 
-    @Test("Many calls at once share a few HTTP/2 connections, where HTTP/1.1 opens one per call")
+    @Test("Calls in flight together share the HTTP/2 connection, where HTTP/1.1 opens one per call")
     func concurrentCallsAreMultiplexed() async throws {
         let calls = 64
-        let configuration = try Self.trustingTheSimulator()
-        let http2Peers = try await Harness.with(configuration, tlsServer: true) { harness in
-            try await peers(of: calls, through: harness, expecting: .http2)
+        try await Self.withTrustingClient { harness in
+            // The first call sets the connection up; calls made once it speaks HTTP/2 share it.
+            #expect(try await harness.get("/peer").version == .http2)
+            let connections = try await connections(holding: calls, through: harness)
+            #expect(connections == 1)
         }
-        // One multi handle per 256 transfers of maxConcurrentTransfers (1,024 here): at most one
-        // connection each, since PIPEWAIT has a call wait for the handshake in progress.
-        let shards = (configuration.maxConcurrentTransfers + 255) / 256
-        #expect(http2Peers.count <= shards)
-        let http1Peers = try await Harness.with { harness in
-            try await peers(of: calls, through: harness, expecting: .http1)
+        try await Harness.with { harness in
+            #expect(try await harness.get("/peer").version == .http1)
+            let connections = try await connections(holding: calls, through: harness)
+            #expect(connections == calls)
         }
-        #expect(http1Peers.count > shards)
     }
 
     @Test("One connection carries one call after another")
     func callsInTurnReuseTheConnection() async throws {
-        try await Harness.with(try Self.trustingTheSimulator(), tlsServer: true) { harness in
+        try await Self.withTrustingClient { harness in
             var peers: Set<String> = []
             for _ in 0..<5 {
                 let response = try await harness.get("/peer")
@@ -43,7 +48,7 @@ struct HTTP2OverTLSTests {
 
     @Test("A body goes out and comes back whole over HTTP/2, with the answer's headers")
     func bodiesAndHeadersSurvive() async throws {
-        try await Harness.with(try Self.trustingTheSimulator(), tlsServer: true) { harness in
+        try await Self.withTrustingClient { harness in
             // Larger than a receipt and than HTTP/2's 16 KiB default frame.
             let body = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             let response = try await harness.client.execute(
@@ -67,24 +72,25 @@ struct HTTP2OverTLSTests {
             let error = await failure { () async throws(HTTPClientError) in
                 try await harness.get("/peer", totalTimeout: .seconds(5))
             }
-            #expect(error != nil)
+            #expect(error == .tlsFailure)
         }
     }
 
-    /// The client ports the server saw for `calls` concurrent GET /peer, each answered 200 in `version`.
-    private func peers(of calls: Int, through harness: Harness, expecting version: HTTPResponse.Version) async throws
-        -> Set<String>
-    {
-        try await withThrowingTaskGroup(of: String.self) { group in
+    /// Holds `calls` GET /hang in flight together at the server, then releases them; the
+    /// connections they came over.
+    private func connections(holding calls: Int, through harness: Harness) async throws -> Int {
+        try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<calls {
                 group.addTask {
-                    let response = try await harness.get("/peer")
+                    let response = try await harness.get("/hang")
                     #expect(response.status == 200)
-                    #expect(response.version == version)
-                    return String(decoding: response.body, as: UTF8.self)
                 }
             }
-            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            await harness.server.gate.waitForArrivals(calls)
+            let connections = harness.server.gate.connectionCount
+            harness.server.gate.open()
+            try await group.waitForAll()
+            return connections
         }
     }
 }

@@ -34,7 +34,7 @@ public enum VerifierApplication {
         let client = CurlHTTPClient(
             // Up to one connection per call in flight: over HTTP/1.1 a lower per-host cap would queue
             // calls behind Apple's 3-6 s answers (over HTTP/2, which TLS agrees on with Apple, a
-            // connection carries many calls and few are opened).
+            // connection carries up to 100 calls at once).
             configuration: .init(
                 maxConcurrentTransfers: settings.maxInFlight, maxConnectionsPerHost: settings.maxInFlight,
                 maxResponseBytes: AppleCaller.maxResponseBytes, caFile: settings.caFile),

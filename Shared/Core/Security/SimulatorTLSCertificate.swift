@@ -1,7 +1,7 @@
 import Foundation
 
 /// The certificate `storekeeper-sim` presents on `STOREKEEPER_SIM_TLS_ADDR`:
-/// self-signed, P-256, for `127.0.0.1` and `localhost`, valid 2026 to 2046.
+/// self-signed, P-256, for `127.0.0.1` and `localhost`, valid 2024 to 2045.
 /// Its own trust anchor (CA:TRUE, serverAuth), so a client that names it in
 /// `STOREKEEPER_APPLE_CA_FILE` reaches the simulator as it reaches Apple:
 /// TLS, then HTTP/2 or HTTP/1.1 by ALPN.
@@ -11,18 +11,17 @@ import Foundation
 public enum SimulatorTLSCertificate {
     public static let certificatePEM = """
         -----BEGIN CERTIFICATE-----
-        MIICJDCCAcqgAwIBAgIUOXDObqmHqzotnwN0hZOUpXkr4RMwCgYIKoZIzj0EAwIw
-        RjEUMBIGA1UECgwLU3RvcmVrZWVwZXIxLjAsBgNVBAMMJVN0b3Jla2VlcGVyIFNp
-        bXVsYXRvciBUTFMgKFRFU1QgT05MWSkwHhcNMjYxMTI2MTgxNDU1WhcNNDYwMTI1
-        MTgxNDU1WjBGMRQwEgYDVQQKDAtTdG9yZWtlZXBlcjEuMCwGA1UEAwwlU3RvcmVr
-        ZWVwZXIgU2ltdWxhdG9yIFRMUyAoVEVTVCBPTkxZKTBZMBMGByqGSM49AgEGCCqG
-        SM49AwEHA0IABF5Qlwpk/Yso059sp8oTIOG8axty4EcD8/vwE1Oal27daWrgz0+i
-        eQcdGGyKyqDrDE0okGe0+2hoLQrVB6UP7/yjgZUwgZIwHQYDVR0OBBYEFMGmy2ix
-        gtAlLGCkll1dA6U2Tq+2MB8GA1UdIwQYMBaAFMGmy2ixgtAlLGCkll1dA6U2Tq+2
-        MBoGA1UdEQQTMBGHBH8AAAGCCWxvY2FsaG9zdDAPBgNVHRMBAf8EBTADAQH/MA4G
-        A1UdDwEB/wQEAwIChDATBgNVHSUEDDAKBggrBgEFBQcDATAKBggqhkjOPQQDAgNI
-        ADBFAiEAwhIUgRzH+lQ8KvxxOXIb+3ana4qGnNtJv1wjgF2QroUCIGdRyZX2wpoY
-        Ve0PCERfssE7JO0RTfAiUNPiS9D5KXej
+        MIIB9DCCAZqgAwIBAgIHU1RSS1NJTTAKBggqhkjOPQQDAjBGMRQwEgYDVQQKDAtT
+        dG9yZWtlZXBlcjEuMCwGA1UEAwwlU3RvcmVrZWVwZXIgU2ltdWxhdG9yIFRMUyAo
+        VEVTVCBPTkxZKTAeFw0yNDAxMDEwMDAwMDBaFw00NTEyMzEwMDAwMDBaMEYxFDAS
+        BgNVBAoMC1N0b3Jla2VlcGVyMS4wLAYDVQQDDCVTdG9yZWtlZXBlciBTaW11bGF0
+        b3IgVExTIChURVNUIE9OTFkpMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEXlCX
+        CmT9iyjTn2ynyhMg4bxrG3LgRwPz+/ATU5qXbt1pauDPT6J5Bx0YbIrKoOsMTSiQ
+        Z7T7aGgtCtUHpQ/v/KNzMHEwGgYDVR0RBBMwEYcEfwAAAYIJbG9jYWxob3N0MA8G
+        A1UdEwEB/wQFMAMBAf8wDgYDVR0PAQH/BAQDAgKEMBMGA1UdJQQMMAoGCCsGAQUF
+        BwMBMB0GA1UdDgQWBBTBpstosYLQJSxgpJZdXQOlNk6vtjAKBggqhkjOPQQDAgNI
+        ADBFAiACFZbbW5j10cWF6ly8KS/AUrX6ojK/DjQVcro5fnVT4QIhAOPm5agw2I9o
+        JC6ndihHYgo4kDPVloSEeQGxODzee2PJ
         -----END CERTIFICATE-----
         """
     public static let privateKeyPEM = """

@@ -6,8 +6,9 @@ import CCurl
 /// whole connection cache in `curl_multi_remove_handle` whenever the finished
 /// transfer left its connection in the cache (`close_connect_only` in
 /// `multi.c`), and walks the host's connections again to find an idle one
-/// for each new transfer. A verifier keeps one connection per Apple call in
-/// flight, thousands of them: perf put a quarter of its CPU in that walk.
+/// for each new transfer. Over HTTP/1.1 (plain http://, as to the simulator)
+/// a verifier keeps one connection per Apple call in flight, thousands of
+/// them: perf put a quarter of its CPU in that walk.
 /// Each shard has its own cache, so each walk covers a shard's connections.
 ///
 /// Lives on the loop thread only, like the loop.

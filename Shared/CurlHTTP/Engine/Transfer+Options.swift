@@ -26,13 +26,16 @@ extension Transfer {
         check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, totalTimeout.curlMilliseconds))
         check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes)))
         check(userAgent.withCString { ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, $0) })
-        if let caFile { check(caFile.withCString { ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }) }
-        // https gets HTTP/2 when TLS agrees on it (curl's default), and then many calls share a
-        // connection. PIPEWAIT makes a call started while the first connection to a host is still
-        // in its handshake wait to learn whether it can share it, instead of opening one of its
-        // own: without it a burst of N calls opens N connections before any says it speaks HTTP/2.
-        // Not for http://, where a connection is HTTP/1.1 and cannot be shared.
-        if request.url.utf8.starts(with: "https://".utf8) { check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)) }
+        if let caFile {
+            check(caFile.withCString { ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) })
+            // Debian's libcurl also trusts the directory it was built with (/etc/ssl/certs): without
+            // this the file would add to the system's certificates instead of replacing them.
+            check(ccurl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil))
+        }
+        // No CURLOPT_PIPEWAIT, although it would have a burst of https calls wait for the first
+        // connection's handshake and share it over HTTP/2: libcurl 7.88.1 never times out a call
+        // waiting that way (fixed in 8.8.0), so a stalled handshake with Apple would hold calls past
+        // their time-out. Calls started once an HTTP/2 connection is up share it (100 streams each).
         check(ccurl_easy_setopt_write_function(easy, CURLOPT_WRITEFUNCTION, transferWriteBody))
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, opaque))
         check(ccurl_easy_setopt_write_function(easy, CURLOPT_HEADERFUNCTION, transferWriteHeader))
