@@ -42,9 +42,10 @@ public struct TaskLanes<Work: Sendable>: Sendable {
 }
 
 /// Runs `body` with `count` lanes that run `perform` for each unit it
-/// submits; see `TaskLanes`.
+/// submits; see `TaskLanes`. Each unit's task prefers `executor` when given.
 public func withTaskLanes<Work: Sendable, Value: Sendable>(
     count: Int,
+    executor: (any TaskExecutor)? = nil,
     perform: @escaping @Sendable (Work) async -> Void,
     body: (TaskLanes<Work>) async throws -> Value
 ) async throws -> Value {
@@ -56,7 +57,7 @@ public func withTaskLanes<Work: Sendable, Value: Sendable>(
             group.addTask {
                 await withDiscardingTaskGroup { lane in
                     for await work in stream {
-                        lane.addTask { await perform(work) }
+                        lane.addTask(executorPreference: executor) { await perform(work) }
                     }
                 }
             }

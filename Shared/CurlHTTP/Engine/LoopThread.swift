@@ -10,6 +10,21 @@ import Darwin
 /// blocking one of the cooperative pool's few threads (two on a 2-core
 /// machine) would stall every task in the process, so it gets its own.
 enum LoopThread {
+    /// The thread's name (Linux allows 15 bytes).
+    static let name = "curl-loop"
+
+    /// Names the calling thread in profiles and /proc: a new thread inherits
+    /// its creator's name, an event loop's. (Glibc's `pthread_setname_np`
+    /// does not import; its /proc file is what it writes.)
+    static func nameCurrentThread() {
+        #if os(Linux)
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        _ = name.withCString { write(descriptor, $0, strlen($0)) }
+        close(descriptor)
+        #endif
+    }
+
     /// Starts `body` on a new thread. Returns `false` when the system refuses one.
     static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
@@ -48,6 +63,7 @@ private func loopThreadMain(_ raw: UnsafeMutableRawPointer) -> UnsafeMutableRawP
 #else
 private func loopThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let raw else { return nil }
+    LoopThread.nameCurrentThread()
     Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().run()
     return nil
 }
