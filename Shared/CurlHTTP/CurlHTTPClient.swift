@@ -18,8 +18,7 @@ import ServiceLifecycle
 public final class CurlHTTPClient: Service, Sendable {
     public let configuration: Configuration
     private let logger: Logger
-    private let shared: SharedState
-    private let loopExecutor: CurlLoopExecutor
+    private let shared = SharedState()
 
     public init(configuration: Configuration = Configuration(), logger: Logger) {
         configuration.validate()
@@ -27,16 +26,7 @@ public final class CurlHTTPClient: Service, Sendable {
         _ = CurlGlobal.isInitialized
         self.configuration = configuration
         self.logger = logger
-        let shared = SharedState()
-        self.shared = shared
-        loopExecutor = CurlLoopExecutor(shared: shared)
     }
-
-    /// The curl loop's thread as a task executor: a task that prefers it
-    /// (`withTaskExecutorPreference`, `addTask(executorPreference:)`) makes its
-    /// calls and reads their answers without a thread hand-off per call. For
-    /// short work between calls only; see `CurlLoopExecutor`.
-    public var taskExecutor: any TaskExecutor { loopExecutor }
 
     /// Runs the curl loop on its own thread until graceful shutdown or
     /// cancellation of the calling task. On the way out every request still
@@ -87,19 +77,18 @@ public final class CurlHTTPClient: Service, Sendable {
 
     /// Starts the loop thread and waits, without blocking a pool thread, until it ends.
     private func runLoopThread() async -> HTTPClientError? {
-        let (shared, executor, configuration, logger) = (self.shared, self.loopExecutor, self.configuration, self.logger)
+        let (shared, configuration, logger) = (self.shared, self.configuration, self.logger)
         guard CurlGlobal.isInitialized else {
             logger.error("curl_global_init failed")
-            executor.run(shared.finish())
+            shared.finish()
             return .loopFailed
         }
         logger.info("curl loop starting", metadata: ["curl.version": "\(CurlGlobal.version)"])
         return await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError?, Never>) in
             let started = LoopThread.start {
-                guard let loop = MultiLoop(shared: shared, executor: executor, configuration: configuration, logger: logger)
-                else {
+                guard let loop = MultiLoop(shared: shared, configuration: configuration, logger: logger) else {
                     logger.error("curl_multi_init or epoll failed")
-                    executor.run(shared.finish())
+                    shared.finish()
                     continuation.resume(returning: .loopFailed)
                     return
                 }
@@ -113,7 +102,7 @@ public final class CurlHTTPClient: Service, Sendable {
             }
             if !started {
                 logger.error("could not start the curl loop thread")
-                executor.run(shared.finish())
+                shared.finish()
                 continuation.resume(returning: .loopFailed)
             }
         }

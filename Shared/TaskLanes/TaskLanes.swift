@@ -42,10 +42,9 @@ public struct TaskLanes<Work: Sendable>: Sendable {
 }
 
 /// Runs `body` with `count` lanes that run `perform` for each unit it
-/// submits; see `TaskLanes`. Each unit's task prefers `executor` when given.
+/// submits; see `TaskLanes`.
 public func withTaskLanes<Work: Sendable, Value: Sendable>(
     count: Int,
-    executor: (any TaskExecutor)? = nil,
     perform: @escaping @Sendable (Work) async -> Void,
     body: (TaskLanes<Work>) async throws -> Value
 ) async throws -> Value {
@@ -57,7 +56,7 @@ public func withTaskLanes<Work: Sendable, Value: Sendable>(
             group.addTask {
                 await withDiscardingTaskGroup { lane in
                     for await work in stream {
-                        lane.addTask(executorPreference: executor) { await perform(work) }
+                        lane.addTask { await perform(work) }
                     }
                 }
             }

@@ -33,7 +33,6 @@ public final class PoolWorker: Service, Sendable {
     private let socket: ZMQSocketLoop
     private let share: WorkerShare
     private let handler: Handler
-    private let executor: (any TaskExecutor)?
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
     private let leaveRequest = LeaveRequest()
@@ -43,11 +42,9 @@ public final class PoolWorker: Service, Sendable {
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
     ///   - share: the requests it offers; read again every heartbeat.
-    ///   - executor: where each request's task prefers to run (the verifier's curl loop), or
-    ///     nil for the global executor.
     public init(
         context: ZMQContext, endpoint: String, share: WorkerShare, gatewayDeadAfter: Duration = .seconds(3),
-        executor: (any TaskExecutor)? = nil, logger: Logger, handler: @escaping Handler
+        logger: Logger, handler: @escaping Handler
     ) {
         self.endpoint = endpoint
         self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
@@ -58,7 +55,6 @@ public final class PoolWorker: Service, Sendable {
         }
         self.share = share
         self.handler = handler
-        self.executor = executor
         var logger = logger
         logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
         self.logger = logger
@@ -83,7 +79,7 @@ public final class PoolWorker: Service, Sendable {
                 await self.serve(id: $0.id, frame: $0.frame)
             }
             do {
-                try await withTaskLanes(count: Self.laneCount, executor: executor, perform: perform) { requests in
+                try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
                     // Taking requests ends when leaving is done; requests already taken still finish.
                     try await withThrowingTaskGroup(of: Void.self) { intake in
                         intake.addTask { try await self.takeRequests(into: requests) }

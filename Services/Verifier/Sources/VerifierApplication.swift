@@ -56,11 +56,7 @@ public enum VerifierApplication {
         // One worker per pool address; the in-flight bound is shared between them.
         let discovery = PoolDiscovery(endpoints: endpoints, maxInFlight: settings.maxInFlight, logger: context.logger) {
             endpoint, share in
-            // A request's task runs on the curl loop's thread: its Apple calls start there and
-            // their answers resume it there, without a hand-off to another thread per call.
-            PoolWorker(
-                context: zmq, endpoint: endpoint, share: share, executor: client.taskExecutor, logger: context.logger,
-                handler: handler.handle)
+            PoolWorker(context: zmq, endpoint: endpoint, share: share, logger: context.logger, handler: handler.handle)
         }
         context.logger.info(
             "verifier configured",

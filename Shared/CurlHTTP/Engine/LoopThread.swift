@@ -18,7 +18,7 @@ enum LoopThread {
     /// does not import; its /proc file is what it writes.)
     static func nameCurrentThread() {
         #if os(Linux)
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         _ = name.withCString { write(descriptor, $0, strlen($0)) }
         close(descriptor)

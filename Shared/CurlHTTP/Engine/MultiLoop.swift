@@ -15,8 +15,7 @@ import Logging
 /// every `curl_multi_perform` visits every transfer, which adds up with the
 /// verifier's default of 4,096 calls in flight.
 ///
-/// Each turn: run the jobs of tasks that prefer the loop's thread
-/// (`CurlLoopExecutor`), take new requests and cancellations from `SharedState`, wait in
+/// Each turn: take new requests and cancellations from `SharedState`, wait in
 /// epoll (never longer than `waitCapMilliseconds`, so a lost wake-up costs at
 /// most that), act on ready sockets and expired timers, and hand finished
 /// transfers back.
@@ -30,7 +29,6 @@ final class MultiLoop {
 
     let shards: [MultiShard]
     let shared: SharedState
-    let executor: CurlLoopExecutor
     let configuration: CurlHTTPClient.Configuration
     let logger: Logger
     private let epoll: Epoll
@@ -38,7 +36,7 @@ final class MultiLoop {
     var idleEasyHandles: [UnsafeMutableRawPointer] = []
 
     /// `nil` when curl or the kernel cannot make a multi handle or epoll set.
-    init?(shared: SharedState, executor: CurlLoopExecutor, configuration: CurlHTTPClient.Configuration, logger: Logger) {
+    init?(shared: SharedState, configuration: CurlHTTPClient.Configuration, logger: Logger) {
         guard let epoll = Epoll() else { return nil }
         // The per-host cap is split between the shards, so together they hold exactly it.
         let cap = configuration.maxConnectionsPerHost
@@ -56,7 +54,6 @@ final class MultiLoop {
         self.shards = shards
         self.epoll = epoll
         self.shared = shared
-        self.executor = executor
         self.configuration = configuration
         self.logger = logger
     }
@@ -71,7 +68,7 @@ final class MultiLoop {
         let failure = turns()
         for transfer in active.values { retire(transfer) }
         active = [:]
-        executor.run(shared.finish())  // detaches the waker before the descriptor closes
+        shared.finish()  // detaches the waker before the descriptor closes
         for easy in idleEasyHandles { curl_easy_cleanup(easy) }
         idleEasyHandles = []
         for shard in shards { curl_multi_cleanup(shard.multi) }
@@ -88,8 +85,6 @@ final class MultiLoop {
             if code != CURLM_OK { failure = code }
         }
         while true {
-            // Tasks that prefer this thread first: the calls they make start in this turn.
-            executor.run(shared.takeJobs())
             let work = shared.takeWork(freeSlots: configuration.maxConcurrentTransfers - active.count)
             for id in work.cancelled {
                 if let transfer = active.removeValue(forKey: id) { retire(transfer) }

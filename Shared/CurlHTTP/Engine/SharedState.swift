@@ -16,10 +16,6 @@ final class SharedState: Sendable {
         var machine = ClientStateMachine<ResponseContinuation>()
         /// Set by the loop while it can be woken.
         var waker: (@Sendable () -> Void)?
-        /// Jobs of tasks that prefer the loop's thread (`CurlLoopExecutor`), run at its next turn.
-        var jobs: [UnownedJob] = []
-        /// The loop has finished: jobs run where they are enqueued.
-        var finished = false
 
         func wakeLoop() {
             waker?()
@@ -69,27 +65,7 @@ final class SharedState: Sendable {
         }
     }
 
-    /// Queues a job for the loop's thread and wakes it. Returns false once the
-    /// loop has finished (the caller then runs the job itself).
-    func enqueueJob(_ job: UnownedJob) -> Bool {
-        locked.withLock { state in
-            guard !state.finished else { return false }
-            state.jobs.append(job)
-            if state.jobs.count == 1 { state.wakeLoop() }
-            return true
-        }
-    }
-
     // MARK: Loop side
-
-    /// The jobs queued since the last call, oldest first.
-    func takeJobs() -> [UnownedJob] {
-        locked.withLock { state in
-            guard !state.jobs.isEmpty else { return [] }
-            defer { state.jobs = [] }
-            return state.jobs
-        }
-    }
 
     /// The loop can be woken from now on by `waker`, which is only ever
     /// called with the lock held (so the loop can free what it uses after `finish`).
@@ -114,17 +90,14 @@ final class SharedState: Sendable {
 
     /// The loop is about to free its multi handle: from here on nobody wakes
     /// it, and every request still waiting fails with `.shutdown`.
-    func finish() -> [UnownedJob] {
-        let (pending, jobs) = locked.withLock { state in
+    func finish() {
+        let pending = locked.withLock { state in
             state.waker = nil
-            state.finished = true
-            defer { state.jobs = [] }
-            return (state.machine.finish(), state.jobs)
+            return state.machine.finish()
         }
         for continuation in pending {
             continuation.resume(returning: .failure(.shutdown))
         }
-        return jobs
     }
 }
 
