@@ -8,7 +8,7 @@ import StorekeeperCore
 struct AppleLink {
     let http1Port: Int
     /// Set: servers that can, call the simulator over TLS here, trusting its test certificate.
-    let tls: (port: Int, caFile: String)?
+    private(set) var tls: (port: Int, caFile: String)?
 
     init(http1Port: Int, tlsPort: Int?) throws {
         self.http1Port = http1Port
@@ -16,11 +16,10 @@ struct AppleLink {
     }
 
     /// The same simulator, over plain HTTP/1.1 only (for clients that have no HTTP/2).
-    var plain: AppleLink { AppleLink(http1Port: http1Port) }
-
-    private init(http1Port: Int) {
-        self.http1Port = http1Port
-        tls = nil
+    var plain: AppleLink {
+        var link = self
+        link.tls = nil
+        return link
     }
 
     /// The base URL the servers call.
