@@ -7,15 +7,27 @@
 # --peers (issue 20): instead, Storekeeper against the servers people write
 # instead (bench/peers: an asyncio server and Flask + InAppPy), set up in a
 # virtual environment (.build/peers-venv) from PyPI, alternating, three rounds.
+#
+# --instructions (issue 20): instead, the instructions each verification costs,
+# counted by callgrind (bench/instructions/count.py; it takes the other flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 peers=false
+instructions=false
 arguments=()
 for argument in "$@"; do
-    if [ "$argument" = "--peers" ]; then peers=true; else arguments+=("$argument"); fi
+    case "$argument" in
+        --peers) peers=true ;;
+        --instructions) instructions=true ;;
+        *) arguments+=("$argument") ;;
+    esac
 done
 scripts/install-system-packages.sh
 swift build -c release
+if $instructions; then
+    command -v valgrind >/dev/null || { apt-get update && apt-get install -y valgrind; }
+    exec python3 bench/instructions/count.py ${arguments[@]+"${arguments[@]}"}
+fi
 if $peers; then
     venv=.build/peers-venv
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"

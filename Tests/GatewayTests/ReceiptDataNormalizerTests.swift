@@ -45,6 +45,18 @@ struct ReceiptDataNormalizerTests {
         #expect(text.count < 4 || !error.message.contains(text), "the message never echoes the receipt")
     }
 
+    @Test func canonicalIsWhatFoundationsDecodeThenEncodeRoundTripAccepts() async {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        await propertyCheck(count: 1_000, input: Gen.int(in: 0...63).array(of: 2...40)) { sextets in
+            let unpadded = sextets.map { alphabet[$0] }
+            guard unpadded.count % 4 != 1 else { return }
+            let text = String(decoding: unpadded, as: UTF8.self) + String(repeating: "=", count: (4 - unpadded.count % 4) % 4)
+            let roundTrips = Data(base64Encoded: text)?.base64EncodedString() == text
+            #expect(ReceiptDataNormalizer.hasCanonicalEnd(unpadded) == roundTrips, "\(text)")
+            #expect((try? ReceiptDataNormalizer.normalize(text)) == (roundTrips ? text : nil))
+        }
+    }
+
     @Test func aMegabyteReceiptIsNormalizedWhole() throws {
         let bytes = (0..<786_432).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let canonical = Data(bytes).base64EncodedString()

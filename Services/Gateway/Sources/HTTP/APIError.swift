@@ -1,3 +1,4 @@
+import AppleFormats
 import Contracts
 import Foundation
 import HTTPTypes
@@ -81,7 +82,9 @@ struct APIError: Error, Equatable, HTTPResponseError {
 
     /// A JSON string literal (a single string encodes the same way every time).
     private static func quoted(_ text: String) -> String {
-        (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? #""""#
+        var quoted: [UInt8] = []
+        JSONWriter.appendString(text, to: &quoted)
+        return String(decoding: quoted, as: UTF8.self)
     }
 }
 

@@ -101,7 +101,7 @@ struct GatewayRouter {
     static func recorded(_ answer: ReceiptOrchestrator.Answer, _ context: GatewayRequestContext) throws -> Response {
         guard let result = answer.result else {
             context.logger.info("kept answer sent again", metadata: ["ledger.granted": "\(answer.outcome.granted.count)"])
-            return try encoded(ReceiptAnswerJSON.receipt(answer.outcome))
+            return written(ReceiptAnswerJSON.receipt(answer.outcome))
         }
         context.logger.info(
             "receipt recorded",
@@ -111,7 +111,7 @@ struct GatewayRouter {
                 "ledger.granted": "\(answer.outcome.granted.count)",
                 "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
             ])
-        return try encoded(ReceiptAnswerJSON.receipt(answer.outcome))
+        return written(ReceiptAnswerJSON.receipt(answer.outcome))
     }
 
     static func entitlements(_ context: GatewayRequestContext, _ dependencies: Dependencies) async throws -> Response {
@@ -126,7 +126,7 @@ struct GatewayRouter {
             let answer = try await dependencies.ledger.entitlements(
                 of: user, atMilliseconds: 0, requestID: context.requestID,
                 deadlineMilliseconds: dependencies.orchestrator.clock.deadline(after: RouteDeadlines.read))
-            return try encoded(ReceiptAnswerJSON.entitlements(answer))
+            return written(ReceiptAnswerJSON.entitlements(answer))
         } catch let failure as ServiceFailure {
             throw APIError(failure)
         } catch {
@@ -202,9 +202,13 @@ struct GatewayRouter {
         }
     }
 
-    /// An answer of the contract's JSON (ReceiptAnswerJSON). Keys sorted: the
-    /// encoder's own order varies between two encodings of one value, and an
-    /// answer kept under an Idempotency-Key must come back byte for byte.
+    /// An answer of the contract's JSON, written by ReceiptAnswerJSON.
+    static func written(_ json: [UInt8]) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
+    }
+
+    /// An answer of the contract's JSON from an Encodable. Keys sorted: the
+    /// encoder's own order varies between two encodings of one value.
     static func encoded(_ value: some Encodable) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

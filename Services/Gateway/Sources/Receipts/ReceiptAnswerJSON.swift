@@ -1,141 +1,144 @@
+import AppleFormats
 import Contracts
-import Foundation
 
 /// The contract's JSON for receipts and entitlements (snake_case, times in
-/// ms), as Encodable values: JSONEncoder writes them directly, where
-/// `[String: Any]` through JSONSerialization bridged every value to
-/// Foundation objects first (the gateway's largest cost under load).
+/// ms), written with `JSONWriter`: Foundation's JSONEncoder cost the gateway
+/// more per answer than the HTTP parsing (see JSONWriter). Keys come in
+/// sorted order, byte for byte what the encoder with `.sortedKeys` wrote, and
+/// an answer made from the same outcome always renders the same: one kept
+/// under an Idempotency-Key comes back byte for byte.
 enum ReceiptAnswerJSON {
-    struct Receipt: Encodable {
-        let userID: String
-        let environment: String
-        let bundleID: String
-        let appleStatus: Int
-        let transaction: TransactionFound?
-        let granted: [GrantJSON]
-        let alreadyGranted: [String]
-        let revoked: [Revoked]
-        let entitlements: [EntitlementJSON]
-        /// With a catalog only.
-        let access: [AccessJSON]?
-
-        enum CodingKeys: String, CodingKey {
-            case userID = "user_id", environment, bundleID = "bundle_id", appleStatus = "apple_status", transaction
-            case granted, alreadyGranted = "already_granted", revoked, entitlements, access
-        }
-    }
-
-    struct AccessJSON: Encodable {
-        let access: Access
-
-        enum CodingKeys: String, CodingKey {
-            case name, active, productID = "product_id", expiresDateMs = "expires_date_ms"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(access.name, forKey: .name)
-            try container.encode(access.active, forKey: .active)
-            try container.encode(access.productID, forKey: .productID)
-            if access.hasExpiresDateMs {
-                try container.encode(access.expiresDateMs, forKey: .expiresDateMs)
-            } else {
-                try container.encodeNil(forKey: .expiresDateMs)
-            }
-        }
-    }
-
-    struct TransactionFound: Encodable {
-        let transactionID: String
-        let found: Bool
-        enum CodingKeys: String, CodingKey { case transactionID = "transaction_id", found }
-    }
-
-    struct Revoked: Encodable {
-        let transactionID: String
-        let cancellationDateMs: Int64
-        enum CodingKeys: String, CodingKey { case transactionID = "transaction_id", cancellationDateMs = "cancellation_date_ms" }
-    }
-
-    struct GrantJSON: Encodable {
-        let grant: Grant
-
-        enum CodingKeys: String, CodingKey {
-            case transactionID = "transaction_id", originalTransactionID = "original_transaction_id"
-            case productID = "product_id", quantity, purchaseDateMs = "purchase_date_ms", expiresDateMs = "expires_date_ms"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(grant.transactionID, forKey: .transactionID)
-            try container.encode(grant.originalTransactionID, forKey: .originalTransactionID)
-            try container.encode(grant.productID, forKey: .productID)
-            try container.encode(Int(grant.quantity), forKey: .quantity)
-            try container.encode(grant.purchaseDateMs, forKey: .purchaseDateMs)
-            if grant.hasExpiresDateMs { try container.encode(grant.expiresDateMs, forKey: .expiresDateMs) }
-        }
-    }
-
-    struct EntitlementJSON: Encodable {
-        let entitlement: Entitlement
-
-        enum CodingKeys: String, CodingKey {
-            case productID = "product_id", originalTransactionID = "original_transaction_id", environment
-            case expiresDateMs = "expires_date_ms", active, autoRenew = "auto_renew", state, kind
-            case autoRenewProductID = "auto_renew_product_id", autoRenewAccess = "auto_renew_access"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(entitlement.productID, forKey: .productID)
-            try container.encode(entitlement.originalTransactionID, forKey: .originalTransactionID)
-            try container.encode(ReceiptAnswerJSON.environment(entitlement.environment), forKey: .environment)
-            // Always present: null when the purchase has no expiry.
-            if entitlement.hasExpiresDateMs {
-                try container.encode(entitlement.expiresDateMs, forKey: .expiresDateMs)
-            } else {
-                try container.encodeNil(forKey: .expiresDateMs)
-            }
-            try container.encode(entitlement.active, forKey: .active)
-            try container.encode(entitlement.autoRenew, forKey: .autoRenew)
-            try container.encode(ReceiptAnswerJSON.state(entitlement.state), forKey: .state)
-            try container.encode(ReceiptAnswerJSON.kind(entitlement.kind), forKey: .kind)
-            if entitlement.kind == .autoRenewable, !entitlement.autoRenewProductID.isEmpty {
-                try container.encode(entitlement.autoRenewProductID, forKey: .autoRenewProductID)
-                // With a catalog: what the renewal will unlock ("your plan changes to X on D").
-                if !entitlement.autoRenewAccess.isEmpty {
-                    try container.encode(entitlement.autoRenewAccess, forKey: .autoRenewAccess)
-                }
-            }
-        }
-    }
-
-    struct Entitlements: Encodable {
-        let userID: String
-        let entitlements: [EntitlementJSON]
-        let access: [AccessJSON]?
-        enum CodingKeys: String, CodingKey { case userID = "user_id", entitlements, access }
-    }
-
     /// Made from the outcome alone, so an answer kept under an Idempotency-Key
     /// renders byte for byte as it did the first time.
-    static func receipt(_ outcome: RecordOutcome) -> Receipt {
+    static func receipt(_ outcome: RecordOutcome) -> [UInt8] {
         let context = outcome.answerContext
-        return Receipt(
-            userID: outcome.userID, environment: environment(context.environment), bundleID: context.bundleID,
-            appleStatus: Int(context.appleStatus),
-            transaction: context.hasTransactionFound
-                ? TransactionFound(transactionID: context.transactionID, found: context.transactionFound) : nil,
-            granted: outcome.granted.map(GrantJSON.init), alreadyGranted: outcome.alreadyGranted,
-            revoked: outcome.revoked.map { Revoked(transactionID: $0.transactionID, cancellationDateMs: $0.cancellationDateMs) },
-            entitlements: outcome.entitlements.map(EntitlementJSON.init),
-            access: outcome.accessListed ? outcome.access.map(AccessJSON.init) : nil)
+        var json = JSONWriter()
+        json.beginObject()
+        // With a catalog only.
+        if outcome.accessListed { write(outcome.access, into: &json) }
+        json.key("already_granted")
+        json.strings(outcome.alreadyGranted)
+        json.key("apple_status")
+        json.integer(context.appleStatus)
+        json.key("bundle_id")
+        json.string(context.bundleID)
+        write(outcome.entitlements, into: &json)
+        json.key("environment")
+        json.string(environment(context.environment))
+        json.key("granted")
+        json.beginArray()
+        for grant in outcome.granted { write(grant, into: &json) }
+        json.endArray()
+        json.key("revoked")
+        json.beginArray()
+        for revoked in outcome.revoked {
+            json.beginObject()
+            json.key("cancellation_date_ms")
+            json.integer(revoked.cancellationDateMs)
+            json.key("transaction_id")
+            json.string(revoked.transactionID)
+            json.endObject()
+        }
+        json.endArray()
+        if context.hasTransactionFound {
+            json.key("transaction")
+            json.beginObject()
+            json.key("found")
+            json.bool(context.transactionFound)
+            json.key("transaction_id")
+            json.string(context.transactionID)
+            json.endObject()
+        }
+        json.key("user_id")
+        json.string(outcome.userID)
+        json.endObject()
+        return json.bytes
     }
 
-    static func entitlements(_ answer: EntitlementsAnswer) -> Entitlements {
-        Entitlements(
-            userID: answer.userID, entitlements: answer.entitlements.map(EntitlementJSON.init),
-            access: answer.accessListed ? answer.access.map(AccessJSON.init) : nil)
+    static func entitlements(_ answer: EntitlementsAnswer) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        if answer.accessListed { write(answer.access, into: &json) }
+        write(answer.entitlements, into: &json)
+        json.key("user_id")
+        json.string(answer.userID)
+        json.endObject()
+        return json.bytes
+    }
+
+    private static func write(_ grant: Grant, into json: inout JSONWriter) {
+        json.beginObject()
+        if grant.hasExpiresDateMs {
+            json.key("expires_date_ms")
+            json.integer(grant.expiresDateMs)
+        }
+        json.key("original_transaction_id")
+        json.string(grant.originalTransactionID)
+        json.key("product_id")
+        json.string(grant.productID)
+        json.key("purchase_date_ms")
+        json.integer(grant.purchaseDateMs)
+        json.key("quantity")
+        json.integer(grant.quantity)
+        json.key("transaction_id")
+        json.string(grant.transactionID)
+        json.endObject()
+    }
+
+    /// The "access" key and its list.
+    private static func write(_ access: [Access], into json: inout JSONWriter) {
+        json.key("access")
+        json.beginArray()
+        for access in access {
+            json.beginObject()
+            json.key("active")
+            json.bool(access.active)
+            json.key("expires_date_ms")
+            if access.hasExpiresDateMs { json.integer(access.expiresDateMs) } else { json.null() }
+            json.key("name")
+            json.string(access.name)
+            json.key("product_id")
+            json.string(access.productID)
+            json.endObject()
+        }
+        json.endArray()
+    }
+
+    /// The "entitlements" key and its list.
+    private static func write(_ entitlements: [Entitlement], into json: inout JSONWriter) {
+        json.key("entitlements")
+        json.beginArray()
+        for entitlement in entitlements {
+            json.beginObject()
+            json.key("active")
+            json.bool(entitlement.active)
+            json.key("auto_renew")
+            json.bool(entitlement.autoRenew)
+            if entitlement.kind == .autoRenewable, !entitlement.autoRenewProductID.isEmpty {
+                // With a catalog: what the renewal will unlock ("your plan changes to X on D").
+                if !entitlement.autoRenewAccess.isEmpty {
+                    json.key("auto_renew_access")
+                    json.strings(entitlement.autoRenewAccess)
+                }
+                json.key("auto_renew_product_id")
+                json.string(entitlement.autoRenewProductID)
+            }
+            json.key("environment")
+            json.string(environment(entitlement.environment))
+            // Always present: null when the purchase has no expiry.
+            json.key("expires_date_ms")
+            if entitlement.hasExpiresDateMs { json.integer(entitlement.expiresDateMs) } else { json.null() }
+            json.key("kind")
+            json.string(kind(entitlement.kind))
+            json.key("original_transaction_id")
+            json.string(entitlement.originalTransactionID)
+            json.key("product_id")
+            json.string(entitlement.productID)
+            json.key("state")
+            json.string(state(entitlement.state))
+            json.endObject()
+        }
+        json.endArray()
     }
 
     /// Entitlements exist for these kinds only; an older ledger's answer has none, and only subscriptions.

@@ -1,3 +1,4 @@
+import AppleFormats
 import Foundation
 
 /// Writes the simulator's JSON: `[String: Any]` trees of strings, integers,
@@ -6,9 +7,8 @@ import Foundation
 ///
 /// JSONSerialization bridged every value to a Foundation object and wrote
 /// strings a character at a time: close to half of the simulator's CPU when
-/// the benchmark drove it. This writes the bytes directly and escapes what
-/// JSONSerialization escapes, `/` included (as Apple does too), so the output
-/// is the same JSON.
+/// the benchmark drove it. This writes the bytes directly, strings escaped by
+/// `JSONWriter` as JSONSerialization escapes them, so the output is the same JSON.
 enum SimJSONWriter {
     static func data(_ object: [String: Any]) -> Data {
         var out: [UInt8] = []
@@ -69,38 +69,6 @@ enum SimJSONWriter {
     }
 
     private static func writeString(_ string: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        let utf8 = string.utf8
-        if !utf8.contains(where: needsEscape) {
-            out.append(contentsOf: utf8)
-        } else {
-            for byte in utf8 {
-                guard needsEscape(byte) else {
-                    out.append(byte)
-                    continue
-                }
-                switch byte {
-                case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-                case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-                case UInt8(ascii: "/"): out.append(contentsOf: #"\/"#.utf8)
-                case 0x0A: out.append(contentsOf: #"\n"#.utf8)
-                case 0x0D: out.append(contentsOf: #"\r"#.utf8)
-                case 0x09: out.append(contentsOf: #"\t"#.utf8)
-                case 0x08: out.append(contentsOf: #"\b"#.utf8)
-                case 0x0C: out.append(contentsOf: #"\f"#.utf8)
-                default:
-                    out.append(contentsOf: #"\u00"#.utf8)
-                    out.append(hexDigits[Int(byte >> 4)])
-                    out.append(hexDigits[Int(byte & 0x0F)])
-                }
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONWriter.appendString(string, to: &out)
     }
-
-    private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

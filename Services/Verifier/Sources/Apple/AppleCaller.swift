@@ -21,25 +21,32 @@ struct AppleCaller: Sendable {
     /// Apple's answers are small; anything bigger than this is not one.
     static let maxResponseBytes = 8 * 1_048_576
 
-    struct Body: Encodable {
-        let receiptData: String
-        let password: String?
-        let excludeOldTransactions: Bool?
-        enum CodingKeys: String, CodingKey {
-            case receiptData = "receipt-data", password, excludeOldTransactions = "exclude-old-transactions"
+    /// Apple's request body: the receipt, the shared secret as `password` (which
+    /// auto-renewable subscriptions need), and `exclude-old-transactions` when asked.
+    static func body(receipt: String, password: String?, excludeOldTransactions: Bool) -> [UInt8] {
+        var json = JSONWriter(capacity: receipt.utf8.count + 128)
+        json.beginObject()
+        json.key("receipt-data")
+        json.string(receipt)
+        if let password {
+            json.key("password")
+            json.string(password)
         }
+        if excludeOldTransactions {
+            json.key("exclude-old-transactions")
+            json.bool(true)
+        }
+        json.endObject()
+        return json.bytes
     }
 
     func call(
         _ environment: AppleEnvironment, receipt: String, excludeOldTransactions: Bool, timeLeft: Duration
     ) async -> VerificationStateMachine.Outcome {
-        let body = Body(
-            receiptData: receipt, password: sharedSecret?.revealed,
-            excludeOldTransactions: excludeOldTransactions ? true : nil)
         let request = HTTPRequest(
             method: .post, url: environment == .sandbox ? sandboxURL : productionURL,
             headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
-            body: Array((try? JSONEncoder().encode(body)) ?? Data()),
+            body: Self.body(receipt: receipt, password: sharedSecret?.revealed, excludeOldTransactions: excludeOldTransactions),
             connectTimeout: min(connectTimeout, timeLeft), totalTimeout: min(attemptTimeout, timeLeft),
             maxResponseBytes: Self.maxResponseBytes)
         let response: HTTPResponse

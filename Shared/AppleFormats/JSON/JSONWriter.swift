@@ -1,0 +1,125 @@
+/// JSON text written straight into bytes, for the few fixed shapes on the hot
+/// path: the gateway's answer to every receipt and the verifier's body to
+/// Apple. Foundation's JSONEncoder costs more than the rest of the gateway's
+/// answer (a boxed container per value, dynamic casts per field, and a key
+/// sort): about 90,000 instructions per answer, against a few thousand here.
+///
+/// The caller writes keys in the order it wants them (the gateway's in sorted
+/// order, as its answers always were); commas come by themselves. Strings
+/// are escaped as JSONEncoder escapes them, `/` included, so the bytes match
+/// what it wrote.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+    /// Whether the next key or value follows another in the same object or array.
+    private var afterValue = false
+
+    public init(capacity: Int = 1_024) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        afterValue = false
+    }
+
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        afterValue = true
+    }
+
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        afterValue = false
+    }
+
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        afterValue = true
+    }
+
+    /// A key of the program's own: plain ASCII that needs no escaping.
+    public mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterValue = false
+    }
+
+    public mutating func string(_ value: String) {
+        separate()
+        Self.appendString(value, to: &bytes)
+        afterValue = true
+    }
+
+    public mutating func integer(_ value: some BinaryInteger) {
+        separate()
+        bytes.append(contentsOf: String(value).utf8)
+        afterValue = true
+    }
+
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+        afterValue = true
+    }
+
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: Self.nullBytes)
+        afterValue = true
+    }
+
+    /// The array of strings written whole.
+    public mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+    private static let nullBytes = Array("null".utf8)
+
+    private mutating func separate() {
+        if afterValue { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    /// A string quoted and escaped as JSONEncoder and JSONSerialization escape it, `/` included
+    /// (as Apple does too). Runs that need no escaping are copied whole.
+    public static func appendString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { text in
+            var runStart = 0
+            for (index, byte) in text.enumerated() where needsEscape(byte) {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
+                runStart = index + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(byte)
+                case 0x08: out.append(UInt8(ascii: "b"))
+                case 0x0C: out.append(UInt8(ascii: "f"))
+                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+                default:
+                    out.append(contentsOf: "u00".utf8)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0x0F)])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+}
