@@ -74,6 +74,34 @@ struct ReceiptSubmissionTests {
         #expect(code(body) == .badRequest)
     }
 
+    @Test("each refusal names what is wrong, the first field in reading order", arguments: [
+        (#"{"user_id":42,"receipt_data":true}"#, "user_id has the wrong type"),
+        (#"{"user_id":"u","receipt_data":["QQ=="]}"#, "receipt_data has the wrong type"),
+        (#"{"user_id":"u","receipt_data":"QQ==","transaction_id":1.5}"#, "transaction_id has the wrong type"),
+        (#"{"user_id":"u","receipt_data":"QQ==","transaction_id":true}"#, "transaction_id has the wrong type"),
+        (#"{"user_id":"u","receipt_data":"QQ==","product_id":7}"#, "product_id has the wrong type"),
+        (#"{"user_id":"u","receipt_data":"QQ==","exclude_old_transactions":1}"#, "exclude_old_transactions has the wrong type"),
+        (#"{"user_id":"u","receipt_data":"QQ==","receipt-data":"Qg=="}"#, "receipt_data and receipt-data differ"),
+        (#"{"user_id":"u","receipt_data":"QQ=="} x"#, "the body is not a JSON object"),
+        ("\"u\"", "the body is not a JSON object"),
+    ])
+    func refusalMessages(_ body: String, _ message: String) {
+        #expect(throws: IntakeError.badRequest(message)) { try parse(body) }
+    }
+
+    @Test func aBodyThatIsNotUTF8IsRefusedNotMended() {
+        let body = Array(#"{"user_id":"u"#.utf8) + [0xFF] + Array(#"","receipt_data":"QQ=="}"#.utf8)
+        #expect(throws: IntakeError.badRequest("the body is not a JSON object")) {
+            try ReceiptSubmission.parse(contentType: "application/json", body: body)
+        }
+    }
+
+    @Test func nullFieldsAreAbsentAndEscapesAreRead() throws {
+        let submission = try parse(
+            #"{"user_id":"u\u002d1","receipt_data":"QQ\u003d\u003d","transaction_id":null,"product_id":null,"exclude_old_transactions":null}"#)
+        #expect(submission == ReceiptSubmission(userID: "u-1", receiptData: "QQ==", transactionID: nil, productID: nil))
+    }
+
     @Test(arguments: ["user_id=u&receipt_data=QQ%3", "user_id=u&user_id=v&receipt_data=QQ==", "receipt_data=QQ==",
         "user_id=u&receipt_data=QQ==&exclude_old_transactions=maybe"])
     func badFormBodiesAreBadRequests(_ body: String) {

@@ -31,52 +31,24 @@ struct ReceiptSubmission: Sendable, Equatable {
         return userID
     }
 
-    struct Fields: Decodable {
+    struct Fields {
         var userID: String?
         var receiptData: String?
         var transactionID: String?
         var productID: String?
         var excludeOldTransactions: Bool?
-
-        enum Keys: String, CodingKey {
-            case userID = "user_id", receiptData = "receipt_data", receiptDataAlias = "receipt-data"
-            case transactionID = "transaction_id", productID = "product_id"
-            case excludeOldTransactions = "exclude_old_transactions"
-        }
-
-        init(userID: String?, receiptData: String?, transactionID: String?, productID: String?, excludeOld: Bool?) {
-            self.userID = userID
-            self.receiptData = receiptData
-            self.transactionID = transactionID
-            self.productID = productID
-            self.excludeOldTransactions = excludeOld
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: Keys.self)
-            userID = try container.decodeIfPresent(String.self, forKey: .userID)
-            let receipt = try container.decodeIfPresent(String.self, forKey: .receiptData)
-            let alias = try container.decodeIfPresent(String.self, forKey: .receiptDataAlias)
-            if let receipt, let alias, receipt != alias { throw Ambiguous() }
-            receiptData = receipt ?? alias
-            transactionID = try container.decodeAppleIDIfPresent(forKey: .transactionID)
-            productID = try container.decodeIfPresent(String.self, forKey: .productID)
-            excludeOldTransactions = try container.decodeIfPresent(Bool.self, forKey: .excludeOldTransactions)
-        }
-
-        struct Ambiguous: Error {}
     }
 
+    /// Fields read in the order JSONDecoder read them, so the first wrong one is the one named.
     private static func json(_ body: [UInt8]) throws(IntakeError) -> Fields {
-        do {
-            return try JSONDecoder().decode(Fields.self, from: Data(body))
-        } catch is Fields.Ambiguous {
-            throw .badRequest("receipt_data and receipt-data differ")
-        } catch DecodingError.typeMismatch(_, let context) {
-            throw .badRequest("\(context.codingPath.last?.stringValue ?? "a field") has the wrong type")
-        } catch {
-            throw .badRequest("the body is not a JSON object")
-        }
+        let json = try RequestJSON(body)
+        let userID = try json.string("user_id")
+        let receipt = try json.string("receipt_data")
+        let alias = try json.string("receipt-data")
+        if let receipt, let alias, receipt != alias { throw .badRequest("receipt_data and receipt-data differ") }
+        return Fields(
+            userID: userID, receiptData: receipt ?? alias, transactionID: try json.appleID("transaction_id"),
+            productID: try json.string("product_id"), excludeOldTransactions: try json.bool("exclude_old_transactions"))
     }
 
     /// Hummingbird's form decoder: `+` is a space, `%XX` escapes; a broken
@@ -103,6 +75,6 @@ struct ReceiptSubmission: Sendable, Equatable {
         }
         return Fields(
             userID: fields["user_id"], receiptData: fields["receipt_data"] ?? fields["receipt-data"],
-            transactionID: fields["transaction_id"], productID: fields["product_id"], excludeOld: exclude)
+            transactionID: fields["transaction_id"], productID: fields["product_id"], excludeOldTransactions: exclude)
     }
 }

@@ -16,36 +16,15 @@ struct TransactionSubmission: Sendable, Equatable {
     /// Apple's transaction ids are decimal numbers (16 digits today); 20 digits hold any 64-bit one.
     static let maxTransactionIDDigits = 20
 
-    private struct Fields: Decodable {
-        var userID: String?
-        var signedTransaction: String?
-        var transactionID: String?
-
-        enum Keys: String, CodingKey {
-            case userID = "user_id", signedTransaction = "signed_transaction", transactionID = "transaction_id"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: Keys.self)
-            userID = try container.decodeIfPresent(String.self, forKey: .userID)
-            signedTransaction = try container.decodeIfPresent(String.self, forKey: .signedTransaction)
-            transactionID = try container.decodeAppleIDIfPresent(forKey: .transactionID)
-        }
-    }
-
     static func parse(_ body: [UInt8]) throws(IntakeError) -> TransactionSubmission {
-        let fields: Fields
-        do {
-            fields = try JSONDecoder().decode(Fields.self, from: Data(body))
-        } catch DecodingError.typeMismatch(_, let context) {
-            throw .badRequest("\(context.codingPath.last?.stringValue ?? "a field") has the wrong type")
-        } catch {
-            throw .badRequest("the body is not a JSON object")
-        }
-        let userID = try ReceiptSubmission.checkedUserID(fields.userID)
+        let json = try RequestJSON(body)
+        let user = try json.string("user_id")
+        let signedTransaction = try json.string("signed_transaction")
+        let transactionID = try json.appleID("transaction_id")
+        let userID = try ReceiptSubmission.checkedUserID(user)
         // An empty field counts as absent, as in POST /v1/receipts.
-        let jws = fields.signedTransaction?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        let id = fields.transactionID ?? ""
+        let jws = signedTransaction?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let id = transactionID ?? ""
         switch (jws.isEmpty, id.isEmpty) {
         case (false, false):
             throw .badRequest("send signed_transaction or transaction_id, not both")

@@ -55,9 +55,10 @@ extension SQLiteLedgerSession {
         let arguments: StatementArguments = [
             user, cursor.map { Int64(clamping: $0.grantedSeq) }, cursor?.environment, cursor?.transactionID, limit,
         ]
-        return try Row.fetchAll(statement, arguments: arguments).map { row in
+        return try statement.mapRows(arguments: arguments) { row in
             CreditedRecord(
-                transaction: Self.storedTransaction(row), grantedSeq: UInt64(clamping: row["credit_seq"] as Int64))
+                transaction: Self.storedTransaction(row),
+                grantedSeq: UInt64(clamping: row[LedgerColumns.transactionCount] as Int64))  // credit_seq
         }
     }
 }

@@ -25,8 +25,8 @@ final class SQLiteLedgerSession: LedgerSession {
     func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
         let statement = try db.cachedStatement(
             sql: "SELECT \(Self.transactionColumns) FROM transactions WHERE environment = ? AND transaction_id = ?")
-        return try Row.fetchOne(statement, arguments: [StoredEnvironment.name(key.environment), key.transactionID])
-            .map(Self.storedTransaction)
+        return try statement.mapFirstRow(
+            arguments: [StoredEnvironment.name(key.environment), key.transactionID], Self.storedTransaction)
     }
 
     /// A purchase's transactions in order (arguments: environment, original transaction id).
@@ -37,10 +37,9 @@ final class SQLiteLedgerSession: LedgerSession {
 
     func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
         let statement = try db.cachedStatement(sql: Self.transactionsOfPurchaseSQL)
-        return try Row.fetchAll(
-            statement,
-            arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID]
-        ).map(Self.storedTransaction)
+        return try statement.mapRows(
+            arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID],
+            Self.storedTransaction)
     }
 
     /// Filtered in SQL, and only ids: every record asks this of each purchase it names and the
@@ -110,7 +109,7 @@ final class SQLiteLedgerSession: LedgerSession {
         ]
     }
 
-    static func storedTransaction(_ row: Row) -> StoredTransaction {
+    static func storedTransaction(_ row: SteppedRow) -> StoredTransaction {
         StoredTransaction(
             key: TransactionKey(StoredEnvironment.environment(row[0]), row[1]), originalTransactionID: row[2],
             productID: row[3], quantity: Int32(truncatingIfNeeded: row[4] as Int64), purchaseDateMs: row[5],
@@ -151,11 +150,11 @@ final class SQLiteLedgerSession: LedgerSession {
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
         guard !listedProducts.isEmpty else {
             let statement = try db.cachedStatement(sql: Self.statedLastingInOrderSQL)
-            return try Row.fetchAll(statement, arguments: [user]).map(Self.storedTransaction)
+            return try statement.mapRows(arguments: [user], Self.storedTransaction)
         }
         let statement = try db.cachedStatement(sql: Self.statedOrListedLastingSQL)
         let products = String(decoding: try JSONEncoder().encode(listedProducts), as: UTF8.self)
-        return try Row.fetchAll(statement, arguments: [user, products]).map(Self.storedTransaction)
+        return try statement.mapRows(arguments: [user, products], Self.storedTransaction)
     }
 
     // MARK: Bindings
@@ -206,9 +205,8 @@ final class SQLiteLedgerSession: LedgerSession {
         let statement = try db.cachedStatement(
             sql: "SELECT \(Self.subscriptionColumns) FROM subscriptions s WHERE environment = ? AND original_transaction_id = ?"
         )
-        return try Row.fetchOne(
-            statement, arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID]
-        ).map(Self.subscriptionRecord)
+        return try statement.mapFirstRow(
+            arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID], Self.subscriptionRecord)
     }
 
     /// One column, no `Row`: asked of every one-off purchase a receipt names.
@@ -226,7 +224,7 @@ final class SQLiteLedgerSession: LedgerSession {
                 JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
                 WHERE b.user_id = ? ORDER BY s.original_transaction_id, s.environment
                 """)
-        return try Row.fetchAll(statement, arguments: [user]).map(Self.subscriptionRecord)
+        return try statement.mapRows(arguments: [user], Self.subscriptionRecord)
     }
 
     /// When a lapsed subscription is due for another refresh (argument ?1: now).
@@ -273,7 +271,7 @@ final class SQLiteLedgerSession: LedgerSession {
 
     private func ownedSubscriptions(_ sql: String, now: Int64, limit: Int) throws -> [OwnedSubscription] {
         let statement = try db.cachedStatement(sql: sql)
-        return try Row.fetchAll(statement, arguments: [now, limit]).map { row in
+        return try statement.mapRows(arguments: [now, limit]) { row in
             OwnedSubscription(owner: row[17], subscription: Self.subscriptionRecord(row))
         }
     }
@@ -296,7 +294,7 @@ final class SQLiteLedgerSession: LedgerSession {
         ])
     }
 
-    private static func subscriptionRecord(_ row: Row) -> SubscriptionRecord {
+    private static func subscriptionRecord(_ row: SteppedRow) -> SubscriptionRecord {
         var s = SubscriptionRecord(key: SubscriptionKey(StoredEnvironment.environment(row[0]), row[1]))
         s.productID = row[2]
         s.expiresDateMs = row[3]
@@ -352,7 +350,8 @@ final class SQLiteLedgerSession: LedgerSession {
     }
 
     func headSeq() throws -> UInt64 {
-        UInt64(try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events") ?? 0)
+        // Cached: every group commit asks it.
+        UInt64(try Int64.fetchOne(try db.cachedStatement(sql: "SELECT MAX(seq) FROM events")) ?? 0)
     }
 
     func oldestRetainedSeq() throws -> UInt64 {

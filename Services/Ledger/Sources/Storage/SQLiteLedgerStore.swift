@@ -53,10 +53,7 @@ public final class SQLiteLedgerStore: LedgerStore {
                 do {
                     // A savepoint per unit: one request's failure (already_bound, a bad
                     // value) undoes its own changes only.
-                    try db.inSavepoint {
-                        result = .success(try apply(unit, session))
-                        return .commit
-                    }
+                    try Self.inUnitSavepoint(db) { result = .success(try apply(unit, session)) }
                     events = session.appended
                 } catch {
                     result = .failure(error)
@@ -66,6 +63,23 @@ public final class SQLiteLedgerStore: LedgerStore {
             }
             return outcomes
         }
+    }
+
+    /// A savepoint from cached statements. GRDB's `inSavepoint` prepares its SAVEPOINT and
+    /// RELEASE anew each time: about 37,000 instructions a unit under callgrind, a twentieth
+    /// of the ledger's whole cost per verification. The group's transaction is open
+    /// (`write`), so this is always a nested savepoint, never the top level GRDB guards against.
+    static func inUnitSavepoint(_ db: Database, _ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "SAVEPOINT unit").execute()
+        do {
+            try body()
+        } catch {
+            // The unit's error is the one that counts; a rollback that fails too fails the group's write.
+            try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT unit").execute()
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
+            throw error
+        }
+        try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
     }
 
     public func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output {
