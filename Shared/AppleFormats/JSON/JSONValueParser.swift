@@ -28,7 +28,12 @@ public struct JSONValueParser {
     private var invalid: Invalid { Invalid(offset: index) }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func value(depth: Int) throws(Invalid) -> JSONValue {
@@ -109,12 +114,16 @@ public struct JSONValueParser {
     private mutating func string() throws(Invalid) -> String {
         index += 1  // opening quote
         let start = index
-        // The common case, no escapes: one copy of the bytes.
+        // The common case, no escapes: the bytes straight into the string.
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
             guard bytes[index] >= 0x20 else { throw invalid }
             index += 1
         }
         guard index < bytes.count else { throw invalid }
+        if bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+        }
         var utf8 = Array(bytes[start..<index])
         while bytes[index] == UInt8(ascii: "\\") {
             index += 1
