@@ -4,7 +4,7 @@ import Testing
 
 @testable import Gateway
 
-@Suite("ReceiptAnswerJSON: every field, keys sorted, as JSONEncoder with sortedKeys wrote them")
+@Suite("ReceiptAnswerJSON: every field, keys sorted and escaped as Foundation writes them with sorted keys")
 struct ReceiptAnswerJSONTests {
     /// Every optional part present: a found transaction, a grant with and without an expiry,
     /// a revocation, the catalog's access, and a string that needs escaping.

@@ -84,6 +84,8 @@ struct ReceiptSubmissionTests {
         (#"{"user_id":"u","receipt_data":"QQ==","receipt-data":"Qg=="}"#, "receipt_data and receipt-data differ"),
         (#"{"user_id":"u","receipt_data":"QQ=="} x"#, "the body is not a JSON object"),
         ("\"u\"", "the body is not a JSON object"),
+        (#"{"user_id":"a","receipt_data":"QQ==","user_id":"b"}"#, "the body repeats a field"),
+        (#"{"user_id":"a","receipt_data":"QQ==","x":{"k":1,"k":2}}"#, "the body repeats a field"),
     ])
     func refusalMessages(_ body: String, _ message: String) {
         #expect(throws: IntakeError.badRequest(message)) { try parse(body) }
@@ -94,6 +96,11 @@ struct ReceiptSubmissionTests {
         #expect(throws: IntakeError.badRequest("the body is not a JSON object")) {
             try ReceiptSubmission.parse(contentType: "application/json", body: body)
         }
+    }
+
+    @Test func aByteOrderMarkBeforeTheJSONIsSkipped() throws {
+        let body = [0xEF, 0xBB, 0xBF] + Array(#"{"user_id":"u","receipt_data":"QQ=="}"#.utf8)
+        #expect(try ReceiptSubmission.parse(contentType: "application/json", body: body).userID == "u")
     }
 
     @Test func nullFieldsAreAbsentAndEscapesAreRead() throws {

@@ -8,15 +8,21 @@
 public struct JSONValueParser {
     public struct Invalid: Error, Equatable {
         public let offset: Int
+        /// Set when the text is JSON but an object repeats a key, and the caller refused that.
+        public var repeatedKey = false
     }
 
     public static let maximumDepth = 128
 
     private let bytes: [UInt8]
     private var index = 0
+    private var rejectingRepeatedKeys = false
 
-    public static func parse(_ bytes: [UInt8]) throws(Invalid) -> JSONValue {
+    /// - Parameter rejectingRepeatedKeys: refuse an object that repeats a key. Without
+    ///   it the last value wins, as for Apple's answers; a client's request is ambiguous.
+    public static func parse(_ bytes: [UInt8], rejectingRepeatedKeys: Bool = false) throws(Invalid) -> JSONValue {
         var parser = JSONValueParser(bytes: bytes)
+        parser.rejectingRepeatedKeys = rejectingRepeatedKeys
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw Invalid(offset: parser.index) }
@@ -74,7 +80,10 @@ public struct JSONValueParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid }
             index += 1
-            members[key] = try value(depth: depth + 1)
+            let member = try value(depth: depth + 1)
+            if members.updateValue(member, forKey: key) != nil, rejectingRepeatedKeys {
+                throw Invalid(offset: index, repeatedKey: true)
+            }
             skipWhitespace()
             guard index < bytes.count else { throw invalid }
             if bytes[index] == UInt8(ascii: ",") {

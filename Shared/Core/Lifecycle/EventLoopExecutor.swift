@@ -5,6 +5,7 @@ import Darwin
 #endif
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Runs Swift concurrency's global executor on SwiftNIO's event loops.
 ///
@@ -37,11 +38,14 @@ public enum EventLoopExecutor {
         guard let hook = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else { return false }
         let slot = hook.assumingMemoryBound(to: UnsafeRawPointer?.self)
         precondition(slot.pointee == nil, "install the global executor once, before anything else does")
+        installedGroup = group
+        // The group is visible to every thread before the hook that reads it.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
         slot.pointee = withUnsafeTemporaryAllocation(of: EnqueueGlobalHook.self, capacity: 1) { function in
-            installedGroup = group
-            function.baseAddress!.initialize(to: { job, _ in
+            function.baseAddress!.initialize(to: { job, original in
+                guard let group = installedGroup else { return original(job) }
                 // `any()` is the loop the caller runs on, when it runs on one: no thread switch.
-                installedGroup.unsafelyUnwrapped.any().execute { runOnGenericExecutor(job) }
+                group.any().execute { runOnGenericExecutor(job) }
             })
             // A thin function is one pointer: what the runtime's hook slot holds.
             return function.baseAddress!.withMemoryRebound(to: UnsafeRawPointer.self, capacity: 1) { $0.pointee }
@@ -53,7 +57,8 @@ public enum EventLoopExecutor {
     private typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
 }
 
-/// Written once, by `install`, before any job can read it (a thin function captures nothing).
+/// Written once, by `install`, before the hook that reads it is in place (a
+/// thin function captures nothing).
 nonisolated(unsafe) private var installedGroup: MultiThreadedEventLoopGroup?
 
 /// The runtime's entry point for running a job on an executor (what

@@ -55,6 +55,9 @@ public final class SQLiteLedgerStore: LedgerStore {
                     // value) undoes its own changes only.
                     try Self.inUnitSavepoint(db) { result = .success(try apply(unit, session)) }
                     events = session.appended
+                } catch let failure as UnitNotUndone {
+                    // Its writes would be committed with the others': the whole group fails instead.
+                    throw failure.error
                 } catch {
                     result = .failure(error)
                     session.nextSeq = firstSeq
@@ -69,17 +72,27 @@ public final class SQLiteLedgerStore: LedgerStore {
     /// RELEASE anew each time: about 37,000 instructions a unit under callgrind, a twentieth
     /// of the ledger's whole cost per verification. The group's transaction is open
     /// (`write`), so this is always a nested savepoint, never the top level GRDB guards against.
+    /// A unit that fails, its RELEASE included, is rolled back to the savepoint; when that
+    /// fails too, `UnitNotUndone` says so, and the caller fails the whole group.
     static func inUnitSavepoint(_ db: Database, _ body: () throws -> Void) throws {
         try db.cachedStatement(sql: "SAVEPOINT unit").execute()
         do {
             try body()
-        } catch {
-            // The unit's error is the one that counts; a rollback that fails too fails the group's write.
-            try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT unit").execute()
             try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
+        } catch {
+            do {
+                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT unit").execute()
+                try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
+            } catch {
+                throw UnitNotUndone(error: error)
+            }
             throw error
         }
-        try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
+    }
+
+    /// A unit's writes could not be rolled back to its savepoint.
+    struct UnitNotUndone: Error {
+        let error: any Error
     }
 
     public func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output {

@@ -20,31 +20,35 @@ extension Statement {
     /// build a lower-cased index of the column names on every execution (rows
     /// or none): about 40,000 instructions for a transaction's 16 columns, the
     /// largest single cost of the reads each verification makes.
+    ///
+    /// Stepping SQLite directly skips what GRDB does around a statement: its
+    /// aborted-transaction check (the group's commit still makes it), dropping a
+    /// failed statement from its cache, and arguments in error messages. Only
+    /// for SELECTs, with transforms that run no other statement (a cached
+    /// statement is one object: running its SQL again would reset this one).
     func mapRows<T>(arguments: StatementArguments, _ transform: (SteppedRow) throws -> T) throws -> [T] {
         try setArguments(arguments)
         defer { sqlite3_reset(sqliteStatement) }
         var rows: [T] = []
-        while true {
-            let code = sqlite3_step(sqliteStatement)
-            switch code {
-            case SQLITE_DONE: return rows
-            case SQLITE_ROW: rows.append(try transform(SteppedRow(sqliteStatement: sqliteStatement)))
-            default:
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code),
-                    message: String(cString: sqlite3_errmsg(sqlite3_db_handle(sqliteStatement))), sql: sql)
-            }
-        }
+        while try step() { rows.append(try transform(SteppedRow(sqliteStatement: sqliteStatement))) }
+        return rows
     }
 
-    /// The first row mapped in place, or nil.
+    /// The first row mapped in place, or nil; as `mapRows`.
     func mapFirstRow<T>(arguments: StatementArguments, _ transform: (SteppedRow) throws -> T) throws -> T? {
         try setArguments(arguments)
         defer { sqlite3_reset(sqliteStatement) }
+        return try step() ? try transform(SteppedRow(sqliteStatement: sqliteStatement)) : nil
+    }
+
+    /// Whether SQLite stepped onto a row (false when done). An interrupted read is a
+    /// cancelled one, as GRDB reports it.
+    private func step() throws -> Bool {
         let code = sqlite3_step(sqliteStatement)
         switch code {
-        case SQLITE_DONE: return nil
-        case SQLITE_ROW: return try transform(SteppedRow(sqliteStatement: sqliteStatement))
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case SQLITE_INTERRUPT: throw CancellationError()
         default:
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code),
