@@ -25,8 +25,10 @@ final class SQLiteLedgerSession: LedgerSession {
     func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
         let statement = try db.cachedStatement(
             sql: "SELECT \(Self.transactionColumns) FROM transactions WHERE environment = ? AND transaction_id = ?")
-        return try statement.mapFirstRow(
-            arguments: [StoredEnvironment.name(key.environment), key.transactionID], Self.storedTransaction)
+        return try statement.mapFirstRow({
+            $0.text(StoredEnvironment.name(key.environment))
+            $0.text(key.transactionID)
+        }, Self.storedTransaction)
     }
 
     /// A purchase's transactions in order (arguments: environment, original transaction id).
@@ -53,9 +55,11 @@ final class SQLiteLedgerSession: LedgerSession {
                     AND (cancellation_date_ms IS NULL OR is_upgraded = 1)
                 ORDER BY purchase_date_ms, transaction_id
                 """)
-        let environment = StoredEnvironment.name(subscription.environment)
-        return try String.fetchAll(statement, arguments: [environment, subscription.originalTransactionID])
-            .compactMap { try transaction(TransactionKey(subscription.environment, $0)) }
+        let ids = try statement.mapRows({
+            $0.text(StoredEnvironment.name(subscription.environment))
+            $0.text(subscription.originalTransactionID)
+        }) { row in row[0] as String }
+        return try ids.compactMap { try transaction(TransactionKey(subscription.environment, $0)) }
     }
 
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
@@ -82,9 +86,10 @@ final class SQLiteLedgerSession: LedgerSession {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (environment, transaction_id) DO NOTHING
                 """)
-        var arguments = Self.arguments(transaction)
-        arguments += [grantedSeq]
-        try statement.execute(arguments: arguments)
+        try statement.run {
+            Self.bind(transaction, into: &$0)
+            $0.integer(grantedSeq)
+        }
         return db.changesCount == 1
     }
 
@@ -107,6 +112,26 @@ final class SQLiteLedgerSession: LedgerSession {
             t.isUpgraded, t.grantedTo, t.grantedAtMs, t.reinstatedAtMs, t.kind.flatMap(ProductCatalog.name(of:)),
             t.priceMilliunits, t.currency,
         ]
+    }
+
+    /// As `arguments`, bound directly: for the INSERT every new transaction runs.
+    private static func bind(_ t: StoredTransaction, into binder: inout ParameterBinder) {
+        binder.text(StoredEnvironment.name(t.key.environment))
+        binder.text(t.key.transactionID)
+        binder.text(t.originalTransactionID)
+        binder.text(t.productID)
+        binder.integer(Int64(t.quantity))
+        binder.integer(t.purchaseDateMs)
+        binder.integer(t.expiresDateMs)
+        binder.integer(t.cancellationDateMs)
+        binder.integer(t.cancellationReason.map { Int64($0) })
+        binder.bool(t.isUpgraded)
+        binder.text(t.grantedTo)
+        binder.integer(t.grantedAtMs)
+        binder.integer(t.reinstatedAtMs)
+        binder.text(t.kind.flatMap(ProductCatalog.name(of:)))
+        binder.integer(t.priceMilliunits)
+        binder.text(t.currency)
     }
 
     static func storedTransaction(_ row: SteppedRow) -> StoredTransaction {
@@ -192,8 +217,12 @@ final class SQLiteLedgerSession: LedgerSession {
                 INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES (?, ?, ?, ?)
                 ON CONFLICT (environment, original_transaction_id) DO NOTHING
                 """)
-        let environment = StoredEnvironment.name(subscription.environment)
-        try insert.execute(arguments: [environment, subscription.originalTransactionID, user, at])
+        try insert.run {
+            $0.text(StoredEnvironment.name(subscription.environment))
+            $0.text(subscription.originalTransactionID)
+            $0.text(user)
+            $0.integer(at)
+        }
         return db.changesCount == 1 ? nil : try owner(of: subscription)
     }
 
@@ -213,8 +242,10 @@ final class SQLiteLedgerSession: LedgerSession {
     func hasSubscription(_ key: SubscriptionKey) throws -> Bool {
         let statement = try db.cachedStatement(
             sql: "SELECT 1 FROM subscriptions WHERE environment = ? AND original_transaction_id = ?")
-        return try Int.fetchOne(
-            statement, arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID]) != nil
+        return try statement.mapFirstRow({
+            $0.text(StoredEnvironment.name(key.environment))
+            $0.text(key.originalTransactionID)
+        }) { _ in true } ?? false
     }
 
     func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord] {
@@ -336,7 +367,12 @@ final class SQLiteLedgerSession: LedgerSession {
         let statement = try db.cachedStatement(
             sql: "INSERT INTO events (seq, topic, occurred_at_ms, event) VALUES (?, ?, ?, ?)")
         let bytes: [UInt8] = try event.serializedBytes()
-        try statement.execute(arguments: [Int64(event.seq), event.topic, event.occurredAtMs, Data(bytes)])
+        try statement.run {
+            $0.integer(Int64(event.seq))
+            $0.text(event.topic)
+            $0.integer(event.occurredAtMs)
+            $0.blob(bytes)
+        }
         nextSeq += 1
         appended.append(CommittedEvent(event: event, bytes: bytes))
         return event
