@@ -54,8 +54,13 @@ struct JSONWriterTests {
         json.strings(["x", "y"])
         json.key("f")
         json.integer(UInt64.max)
+        json.field("g", orNull: nil)
+        json.field("h", orNull: 5)
+        json.field("i", "j/k")
+        json.field("l", false)
+        json.field("m", ["n"])
         json.endObject()
-        #expect(String(decoding: json.bytes, as: UTF8.self) == #"{"a":[-12,true,null,{"b":"c"},[]],"d":{},"e":["x","y"],"f":18446744073709551615}"#)
+        #expect(String(decoding: json.bytes, as: UTF8.self) == #"{"a":[-12,true,null,{"b":"c"},[]],"d":{},"e":["x","y"],"f":18446744073709551615,"g":null,"h":5,"i":"j\/k","l":false,"m":["n"]}"#)
         #expect((try? JSONSerialization.jsonObject(with: Data(json.bytes))) != nil)
     }
 }

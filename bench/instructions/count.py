@@ -238,7 +238,7 @@ def main():
     print(f"instructions per verification (callgrind), {arguments.requests} verifications per phase "
           f"after {arguments.warmup} of warm-up; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     for contender in arguments.contenders.split(","):
-        runner = Runner(arguments.out, shim)
+        runner, data = Runner(arguments.out, shim), None
         try:
             sim_port = free_ports(1)[0]
             runner.start("sim", [os.path.join(arguments.bin_dir, "storekeeper-sim")],
@@ -272,7 +272,8 @@ def main():
                       f"answers {dict(sorted(statuses.items()))}", flush=True)
         finally:
             runner.stop()
-            shutil.rmtree(data, ignore_errors=True) if "data" in locals() else None
+            if data:
+                shutil.rmtree(data, ignore_errors=True)
     print(f"dumps: {arguments.out} (callgrind_annotate FILE | swift demangle --simplified)")
 
 

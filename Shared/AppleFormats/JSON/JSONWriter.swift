@@ -80,6 +80,34 @@ public struct JSONWriter: Sendable {
         endArray()
     }
 
+    // A key and its value together: most of an object is written this way.
+
+    public mutating func field(_ name: StaticString, _ value: String) {
+        key(name)
+        string(value)
+    }
+
+    public mutating func field(_ name: StaticString, _ value: some BinaryInteger) {
+        key(name)
+        integer(value)
+    }
+
+    public mutating func field(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
+
+    public mutating func field(_ name: StaticString, _ values: [String]) {
+        key(name)
+        strings(values)
+    }
+
+    /// The key always, its value `null` when there is none.
+    public mutating func field(_ name: StaticString, orNull value: Int64?) {
+        key(name)
+        if let value { integer(value) } else { null() }
+    }
+
     private static let trueBytes = Array("true".utf8)
     private static let falseBytes = Array("false".utf8)
     private static let nullBytes = Array("null".utf8)

@@ -16,15 +16,11 @@ enum ReceiptAnswerJSON {
         json.beginObject()
         // With a catalog only.
         if outcome.accessListed { write(outcome.access, into: &json) }
-        json.key("already_granted")
-        json.strings(outcome.alreadyGranted)
-        json.key("apple_status")
-        json.integer(context.appleStatus)
-        json.key("bundle_id")
-        json.string(context.bundleID)
+        json.field("already_granted", outcome.alreadyGranted)
+        json.field("apple_status", context.appleStatus)
+        json.field("bundle_id", context.bundleID)
         write(outcome.entitlements, into: &json)
-        json.key("environment")
-        json.string(environment(context.environment))
+        json.field("environment", environment(context.environment))
         json.key("granted")
         json.beginArray()
         for grant in outcome.granted { write(grant, into: &json) }
@@ -33,24 +29,19 @@ enum ReceiptAnswerJSON {
         json.beginArray()
         for revoked in outcome.revoked {
             json.beginObject()
-            json.key("cancellation_date_ms")
-            json.integer(revoked.cancellationDateMs)
-            json.key("transaction_id")
-            json.string(revoked.transactionID)
+            json.field("cancellation_date_ms", revoked.cancellationDateMs)
+            json.field("transaction_id", revoked.transactionID)
             json.endObject()
         }
         json.endArray()
         if context.hasTransactionFound {
             json.key("transaction")
             json.beginObject()
-            json.key("found")
-            json.bool(context.transactionFound)
-            json.key("transaction_id")
-            json.string(context.transactionID)
+            json.field("found", context.transactionFound)
+            json.field("transaction_id", context.transactionID)
             json.endObject()
         }
-        json.key("user_id")
-        json.string(outcome.userID)
+        json.field("user_id", outcome.userID)
         json.endObject()
         return json.bytes
     }
@@ -60,28 +51,19 @@ enum ReceiptAnswerJSON {
         json.beginObject()
         if answer.accessListed { write(answer.access, into: &json) }
         write(answer.entitlements, into: &json)
-        json.key("user_id")
-        json.string(answer.userID)
+        json.field("user_id", answer.userID)
         json.endObject()
         return json.bytes
     }
 
     private static func write(_ grant: Grant, into json: inout JSONWriter) {
         json.beginObject()
-        if grant.hasExpiresDateMs {
-            json.key("expires_date_ms")
-            json.integer(grant.expiresDateMs)
-        }
-        json.key("original_transaction_id")
-        json.string(grant.originalTransactionID)
-        json.key("product_id")
-        json.string(grant.productID)
-        json.key("purchase_date_ms")
-        json.integer(grant.purchaseDateMs)
-        json.key("quantity")
-        json.integer(grant.quantity)
-        json.key("transaction_id")
-        json.string(grant.transactionID)
+        if grant.hasExpiresDateMs { json.field("expires_date_ms", grant.expiresDateMs) }
+        json.field("original_transaction_id", grant.originalTransactionID)
+        json.field("product_id", grant.productID)
+        json.field("purchase_date_ms", grant.purchaseDateMs)
+        json.field("quantity", grant.quantity)
+        json.field("transaction_id", grant.transactionID)
         json.endObject()
     }
 
@@ -91,14 +73,10 @@ enum ReceiptAnswerJSON {
         json.beginArray()
         for access in access {
             json.beginObject()
-            json.key("active")
-            json.bool(access.active)
-            json.key("expires_date_ms")
-            if access.hasExpiresDateMs { json.integer(access.expiresDateMs) } else { json.null() }
-            json.key("name")
-            json.string(access.name)
-            json.key("product_id")
-            json.string(access.productID)
+            json.field("active", access.active)
+            json.field("expires_date_ms", orNull: access.hasExpiresDateMs ? access.expiresDateMs : nil)
+            json.field("name", access.name)
+            json.field("product_id", access.productID)
             json.endObject()
         }
         json.endArray()
@@ -110,32 +88,22 @@ enum ReceiptAnswerJSON {
         json.beginArray()
         for entitlement in entitlements {
             json.beginObject()
-            json.key("active")
-            json.bool(entitlement.active)
-            json.key("auto_renew")
-            json.bool(entitlement.autoRenew)
+            json.field("active", entitlement.active)
+            json.field("auto_renew", entitlement.autoRenew)
             if entitlement.kind == .autoRenewable, !entitlement.autoRenewProductID.isEmpty {
                 // With a catalog: what the renewal will unlock ("your plan changes to X on D").
                 if !entitlement.autoRenewAccess.isEmpty {
-                    json.key("auto_renew_access")
-                    json.strings(entitlement.autoRenewAccess)
+                    json.field("auto_renew_access", entitlement.autoRenewAccess)
                 }
-                json.key("auto_renew_product_id")
-                json.string(entitlement.autoRenewProductID)
+                json.field("auto_renew_product_id", entitlement.autoRenewProductID)
             }
-            json.key("environment")
-            json.string(environment(entitlement.environment))
+            json.field("environment", environment(entitlement.environment))
             // Always present: null when the purchase has no expiry.
-            json.key("expires_date_ms")
-            if entitlement.hasExpiresDateMs { json.integer(entitlement.expiresDateMs) } else { json.null() }
-            json.key("kind")
-            json.string(kind(entitlement.kind))
-            json.key("original_transaction_id")
-            json.string(entitlement.originalTransactionID)
-            json.key("product_id")
-            json.string(entitlement.productID)
-            json.key("state")
-            json.string(state(entitlement.state))
+            json.field("expires_date_ms", orNull: entitlement.hasExpiresDateMs ? entitlement.expiresDateMs : nil)
+            json.field("kind", kind(entitlement.kind))
+            json.field("original_transaction_id", entitlement.originalTransactionID)
+            json.field("product_id", entitlement.productID)
+            json.field("state", state(entitlement.state))
             json.endObject()
         }
         json.endArray()

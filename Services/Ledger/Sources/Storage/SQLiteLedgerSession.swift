@@ -102,19 +102,10 @@ final class SQLiteLedgerSession: LedgerSession {
                     price_milliunits = ?15, currency = ?16
                 WHERE environment = ?1 AND transaction_id = ?2
                 """)
-        try statement.execute(arguments: Self.arguments(transaction))
+        try statement.run { Self.bind(transaction, into: &$0) }
     }
 
-    private static func arguments(_ t: StoredTransaction) -> StatementArguments {
-        [
-            StoredEnvironment.name(t.key.environment), t.key.transactionID, t.originalTransactionID, t.productID,
-            Int64(t.quantity), t.purchaseDateMs, t.expiresDateMs, t.cancellationDateMs, t.cancellationReason.map { Int64($0) },
-            t.isUpgraded, t.grantedTo, t.grantedAtMs, t.reinstatedAtMs, t.kind.flatMap(ProductCatalog.name(of:)),
-            t.priceMilliunits, t.currency,
-        ]
-    }
-
-    /// As `arguments`, bound directly: for the INSERT every new transaction runs.
+    /// A transaction's 16 columns in `transactionColumns` order, parameters 1-16 of its INSERT and UPDATE.
     private static func bind(_ t: StoredTransaction, into binder: inout ParameterBinder) {
         binder.text(StoredEnvironment.name(t.key.environment))
         binder.text(t.key.transactionID)

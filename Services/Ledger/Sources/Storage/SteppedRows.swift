@@ -28,15 +28,24 @@ extension Statement {
     /// statement is one object: running its SQL again would reset this one).
     func mapRows<T>(arguments: StatementArguments, _ transform: (SteppedRow) throws -> T) throws -> [T] {
         try setArguments(arguments)
+        return try steppedRows(transform)
+    }
+
+    /// The first row mapped in place, or nil; as `mapRows`.
+    func mapFirstRow<T>(arguments: StatementArguments, _ transform: (SteppedRow) throws -> T) throws -> T? {
+        try setArguments(arguments)
+        return try steppedFirstRow(transform)
+    }
+
+    /// The rows of a statement whose parameters are bound; it is reset after.
+    fileprivate func steppedRows<T>(_ transform: (SteppedRow) throws -> T) throws -> [T] {
         defer { sqlite3_reset(sqliteStatement) }
         var rows: [T] = []
         while try step() { rows.append(try transform(SteppedRow(sqliteStatement: sqliteStatement))) }
         return rows
     }
 
-    /// The first row mapped in place, or nil; as `mapRows`.
-    func mapFirstRow<T>(arguments: StatementArguments, _ transform: (SteppedRow) throws -> T) throws -> T? {
-        try setArguments(arguments)
+    fileprivate func steppedFirstRow<T>(_ transform: (SteppedRow) throws -> T) throws -> T? {
         defer { sqlite3_reset(sqliteStatement) }
         return try step() ? try transform(SteppedRow(sqliteStatement: sqliteStatement)) : nil
     }
@@ -118,24 +127,19 @@ extension Statement {
     /// INSERT or UPDATE), skipping what `mapRows` says it skips of GRDB.
     func run(_ bind: (inout ParameterBinder) -> Void) throws {
         try bindDirectly(bind)
-        defer { sqlite3_reset(sqliteStatement) }
-        while try step() {}
+        _ = try steppedRows { _ in () }
     }
 
     /// Every row, each mapped in place as `mapRows(arguments:)` maps them, with the parameters bound by `bind`.
     func mapRows<T>(_ bind: (inout ParameterBinder) -> Void, _ transform: (SteppedRow) throws -> T) throws -> [T] {
         try bindDirectly(bind)
-        defer { sqlite3_reset(sqliteStatement) }
-        var rows: [T] = []
-        while try step() { rows.append(try transform(SteppedRow(sqliteStatement: sqliteStatement))) }
-        return rows
+        return try steppedRows(transform)
     }
 
     /// The first row mapped in place, or nil, with the parameters bound by `bind`.
     func mapFirstRow<T>(_ bind: (inout ParameterBinder) -> Void, _ transform: (SteppedRow) throws -> T) throws -> T? {
         try bindDirectly(bind)
-        defer { sqlite3_reset(sqliteStatement) }
-        return try step() ? try transform(SteppedRow(sqliteStatement: sqliteStatement)) : nil
+        return try steppedFirstRow(transform)
     }
 
     private func bindDirectly(_ bind: (inout ParameterBinder) -> Void) throws {

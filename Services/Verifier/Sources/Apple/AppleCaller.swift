@@ -26,16 +26,9 @@ struct AppleCaller: Sendable {
     static func body(receipt: String, password: String?, excludeOldTransactions: Bool) -> [UInt8] {
         var json = JSONWriter(capacity: receipt.utf8.count + 128)
         json.beginObject()
-        json.key("receipt-data")
-        json.string(receipt)
-        if let password {
-            json.key("password")
-            json.string(password)
-        }
-        if excludeOldTransactions {
-            json.key("exclude-old-transactions")
-            json.bool(true)
-        }
+        json.field("receipt-data", receipt)
+        if let password { json.field("password", password) }
+        if excludeOldTransactions { json.field("exclude-old-transactions", true) }
         json.endObject()
         return json.bytes
     }
