@@ -22,8 +22,10 @@ public struct ZMQError: Error, Equatable, CustomStringConvertible {
     }
 
     /// The error of the libzmq call that just failed on this thread.
-    static func last(_ operation: String, endpoint: String? = nil) -> ZMQError {
-        ZMQError(code: zmq_errno(), operation: operation, endpoint: endpoint)
+    static func last(_ operation: @autoclosure () -> String, endpoint: String? = nil) -> ZMQError {
+        // The code first: building the operation's label may allocate, which may set errno.
+        let code = zmq_errno()
+        return ZMQError(code: code, operation: operation(), endpoint: endpoint)
     }
 
     /// libzmq's text for the code (it falls back to `strerror` for system codes).

@@ -45,8 +45,8 @@ public final class ZMQSocket {
     public var isOpen: Bool { handle != nil }
 
     /// The raw socket for a libzmq call, or `ENOTSOCK` once closed.
-    func open(_ operation: String) throws(ZMQError) -> UnsafeMutableRawPointer {
-        guard let handle else { throw ZMQError(code: ENOTSOCK, operation: operation) }
+    func open(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {
+        guard let handle else { throw ZMQError(code: ENOTSOCK, operation: operation()) }
         return handle
     }
 

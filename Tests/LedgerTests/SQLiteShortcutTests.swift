@@ -43,6 +43,26 @@ struct SQLiteShortcutTests {
         #expect(shortcut == byRule)
     }
 
+    /// The partial index the shortcut reads through is built over a ledger's existing rows.
+    @Test func transactionsUnclaimedBeforeTheMigrationAreFoundAfterIt() async throws {
+        let queue = try DatabaseQueue()
+        try LedgerSchema.migrator.migrate(queue, upTo: LastingPurchasesMigration.name)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO transactions (environment, transaction_id, original_transaction_id, product_id, quantity,
+                        purchase_date_ms, is_upgraded, granted_to, granted_at_ms)
+                    VALUES ('Sandbox', 'p-1', 'p', 'coins', 1, 2, 0, NULL, NULL),
+                           ('Sandbox', 'p-0', 'p', 'coins', 1, 1, 0, 'u-1', 1)
+                    """)
+        }
+        try LedgerSchema.migrator.migrate(queue)
+        let unclaimed = try await queue.read { db in
+            try SQLiteLedgerSession(db: db).unclaimedTransactions(of: SubscriptionKey(.sandbox, "p")).map(\.key.transactionID)
+        }
+        #expect(unclaimed == ["p-1"])
+    }
+
     @Test func hasSubscriptionIsWhetherTheSubscriptionRowExists() async throws {
         let ledger = try await LedgerFixture()
         _ = try await ledger.record("u-1", Make.result(Make.renewals("sub", count: 1)), at: t0)

@@ -51,7 +51,7 @@ enum MaintenanceRules {
             }
         }
         for transaction in transactions {
-            let key = StoredTransaction(transaction, environment: result.environment).subscriptionKey
+            let key = StoredTransaction.purchaseKey(of: transaction, environment: result.environment)
             try TransactionApplier.apply(
                 transaction, environment: result.environment, creditTo: owners[key], context, into: &scratch)
         }

@@ -16,7 +16,7 @@ struct NotificationRule {
         let transactions = TransactionApplier.ordered(notification.transactions)
         let originalID =
             notification.originalTransactionID.isEmpty && !notification.subjectUnknown
-            ? transactions.last.map { StoredTransaction($0, environment: environment).originalTransactionID } ?? ""
+            ? transactions.last.map { StoredTransaction.purchaseKey(of: $0, environment: environment).originalTransactionID } ?? ""
             : notification.originalTransactionID
         guard !originalID.isEmpty || notification.subjectUnknown else {
             throw LedgerFailure.badRequest("the notification names no purchase")
@@ -36,7 +36,7 @@ struct NotificationRule {
         var scratch = RecordOutcome()
         var owners: [SubscriptionKey: String?] = [:]
         for transaction in transactions {
-            let purchase = StoredTransaction(transaction, environment: environment).subscriptionKey
+            let purchase = StoredTransaction.purchaseKey(of: transaction, environment: environment)
             if owners[purchase] == nil { owners[purchase] = .some(try context.session.owner(of: purchase)) }
             try TransactionApplier.apply(
                 transaction, environment: environment, creditTo: owners[purchase] ?? nil, context, into: &scratch)

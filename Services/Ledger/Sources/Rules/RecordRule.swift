@@ -48,7 +48,7 @@ struct RecordRule {
     static func purchases(of transactions: [Transaction], in environment: AppleEnvironment) -> [SubscriptionKey] {
         var seen = Set<SubscriptionKey>()
         return transactions.compactMap { transaction in
-            let key = StoredTransaction(transaction, environment: environment).subscriptionKey
+            let key = StoredTransaction.purchaseKey(of: transaction, environment: environment)
             return seen.insert(key).inserted ? key : nil
         }
     }
@@ -59,7 +59,7 @@ struct RecordRule {
         let asOf = result.requestDateMs > 0 ? result.requestDateMs : context.now
         let expiring = Set(
             result.transactions.filter(\.hasExpiresDateMs).map {
-                StoredTransaction($0, environment: result.environment).subscriptionKey
+                StoredTransaction.purchaseKey(of: $0, environment: result.environment)
             })
         for key in purchases {
             let pending = result.pendingRenewals.first { $0.originalTransactionID == key.originalTransactionID }

@@ -67,10 +67,20 @@ public struct StoredTransaction: Equatable, Sendable {
         return expires
     }
 
+    /// The purchase `transaction` belongs to, without the rest of its record (every record
+    /// asks this of each transaction it names). An iOS 6 receipt may state no original id:
+    /// the transaction is then its own purchase.
+    public static func purchaseKey(of transaction: Transaction, environment: AppleEnvironment) -> SubscriptionKey {
+        SubscriptionKey(environment, originalTransactionID(of: transaction))
+    }
+
+    private static func originalTransactionID(of transaction: Transaction) -> String {
+        transaction.originalTransactionID.isEmpty ? transaction.transactionID : transaction.originalTransactionID
+    }
+
     public init(_ transaction: Transaction, environment: AppleEnvironment) {
         key = TransactionKey(environment, transaction.transactionID)
-        originalTransactionID =
-            transaction.originalTransactionID.isEmpty ? transaction.transactionID : transaction.originalTransactionID
+        originalTransactionID = Self.originalTransactionID(of: transaction)
         productID = transaction.productID
         quantity = transaction.quantity
         purchaseDateMs = transaction.purchaseDateMs

@@ -110,6 +110,9 @@ enum LedgerSchema {
         migrator.registerMigration(LastingPurchasesMigration.name) { db in
             try db.execute(sql: LastingPurchasesMigration.sqlite)
         }
+        migrator.registerMigration(UnclaimedTransactionsMigration.name) { db in
+            try db.execute(sql: UnclaimedTransactionsMigration.sqlite)
+        }
         return migrator
     }
 }

@@ -136,8 +136,9 @@ public protocol LedgerSession: LedgerReader {
     func save(_ subscription: SubscriptionRecord) throws
     /// Remembers a notification; false when it was applied before.
     func recordNotification(id: String, type: String, subscription: SubscriptionKey, at: Int64) throws -> Bool
-    /// Stores `event` with the next seq and returns it with that seq.
-    func append(_ event: LedgerEvent) throws -> LedgerEvent
+    /// Stores `event` with the next seq and returns it with that seq. Consuming: setting the
+    /// seq of an event nobody else holds does not copy its storage.
+    func append(_ event: consuming LedgerEvent) throws -> LedgerEvent
     /// Drops events older than `cutoff` (ms), always keeping the newest one so the head survives.
     func pruneEvents(before cutoff: Int64) throws -> Int
     /// Keeps `answer` for its (scope, key), replacing an expired one.

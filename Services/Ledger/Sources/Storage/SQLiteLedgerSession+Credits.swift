@@ -6,8 +6,8 @@ import GRDB
 /// "v2-idempotency-and-credits").
 extension SQLiteLedgerSession {
     func idempotentAnswer(scope: String, key: String) throws -> StoredIdempotentAnswer? {
-        let statement = try db.cachedStatement(
-            sql: """
+        let statement = try cached(.idempotentAnswer,
+            """
                 SELECT request_sha256, outcome, created_at_ms FROM idempotency_keys
                 WHERE scope = ? AND idempotency_key = ?
                 """)
@@ -18,8 +18,8 @@ extension SQLiteLedgerSession {
     }
 
     func storeIdempotentAnswer(_ answer: StoredIdempotentAnswer) throws {
-        let statement = try db.cachedStatement(
-            sql: """
+        let statement = try cached(.storeIdempotentAnswer,
+            """
                 INSERT INTO idempotency_keys (scope, idempotency_key, request_sha256, outcome, created_at_ms)
                 VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (scope, idempotency_key) DO UPDATE SET request_sha256 = excluded.request_sha256,
@@ -36,8 +36,8 @@ extension SQLiteLedgerSession {
     }
 
     func setGrantedSeq(_ transaction: TransactionKey, seq: UInt64) throws {
-        let statement = try db.cachedStatement(
-            sql: "UPDATE transactions SET granted_seq = ? WHERE environment = ? AND transaction_id = ?")
+        let statement = try cached(.setGrantedSeq,
+            "UPDATE transactions SET granted_seq = ? WHERE environment = ? AND transaction_id = ?")
         try statement.execute(arguments: [
             Int64(clamping: seq), StoredEnvironment.name(transaction.environment), transaction.transactionID,
         ])

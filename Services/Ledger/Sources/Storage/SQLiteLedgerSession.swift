@@ -11,10 +11,16 @@ final class SQLiteLedgerSession: LedgerSession {
     var nextSeq: UInt64
     /// The events appended since the store last cleared it (one unit's).
     var appended: [CommittedEvent] = []
+    private var prepared = PreparedStatements()
 
     init(db: Database, nextSeq: UInt64 = 0) {
         self.db = db
         self.nextSeq = nextSeq
+    }
+
+    /// The statement of `slot`, looked up in GRDB's cache once per session (`PreparedStatements`).
+    func cached(_ slot: StatementSlot, _ sql: @autoclosure () -> String) throws -> Statement {
+        try prepared.statement(slot, sql(), in: db)
     }
 
     // MARK: Transactions
@@ -23,8 +29,8 @@ final class SQLiteLedgerSession: LedgerSession {
     static let joinedTransactionColumns = LedgerColumns.joinedTransaction
 
     func transaction(_ key: TransactionKey) throws -> StoredTransaction? {
-        let statement = try db.cachedStatement(
-            sql: "SELECT \(Self.transactionColumns) FROM transactions WHERE environment = ? AND transaction_id = ?")
+        let statement = try cached(.transaction,
+            "SELECT \(Self.transactionColumns) FROM transactions WHERE environment = ? AND transaction_id = ?")
         return try statement.mapFirstRow({
             $0.text(StoredEnvironment.name(key.environment))
             $0.text(key.transactionID)
@@ -38,28 +44,27 @@ final class SQLiteLedgerSession: LedgerSession {
         """
 
     func transactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
-        let statement = try db.cachedStatement(sql: Self.transactionsOfPurchaseSQL)
+        let statement = try cached(.transactionsOfPurchase, Self.transactionsOfPurchaseSQL)
         return try statement.mapRows(
             arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID],
             Self.storedTransaction)
     }
 
-    /// Filtered in SQL, and only ids: every record asks this of each purchase it names and the
-    /// answer is almost always none. (A GRDB `Row` fetch costs a column-name index per execution,
-    /// rows or not; a single-column fetch does not.)
+    /// Every record asks this of each purchase it names, and the answer is almost always none:
+    /// through the partial index of uncredited transactions, which holds almost nothing.
+    /// INDEXED BY: a plan that cannot use it fails here instead of reading the purchase's rows.
     func unclaimedTransactions(of subscription: SubscriptionKey) throws -> [StoredTransaction] {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT transaction_id FROM transactions
+        let statement = try cached(.unclaimedTransactions,
+            """
+                SELECT \(Self.transactionColumns) FROM transactions INDEXED BY transactions_unclaimed
                 WHERE environment = ? AND original_transaction_id = ? AND granted_to IS NULL
                     AND (cancellation_date_ms IS NULL OR is_upgraded = 1)
                 ORDER BY purchase_date_ms, transaction_id
                 """)
-        let ids = try statement.mapRows({
+        return try statement.mapRows({
             $0.text(StoredEnvironment.name(subscription.environment))
             $0.text(subscription.originalTransactionID)
-        }) { row in row[0] as String }
-        return try ids.compactMap { try transaction(TransactionKey(subscription.environment, $0)) }
+        }, Self.storedTransaction)
     }
 
     func insertIfNew(_ transaction: StoredTransaction) throws -> Bool {
@@ -80,8 +85,8 @@ final class SQLiteLedgerSession: LedgerSession {
     }
 
     private func insertIfNew(_ transaction: StoredTransaction, grantedSeq: Int64?) throws -> Bool {
-        let statement = try db.cachedStatement(
-            sql: """
+        let statement = try cached(.insertTransaction,
+            """
                 INSERT INTO transactions (\(Self.transactionColumns), granted_seq)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (environment, transaction_id) DO NOTHING
@@ -94,8 +99,8 @@ final class SQLiteLedgerSession: LedgerSession {
     }
 
     func update(_ transaction: StoredTransaction) throws {
-        let statement = try db.cachedStatement(
-            sql: """
+        let statement = try cached(.updateTransaction,
+            """
                 UPDATE transactions SET original_transaction_id = ?3, product_id = ?4, quantity = ?5,
                     purchase_date_ms = ?6, expires_date_ms = ?7, cancellation_date_ms = ?8, cancellation_reason = ?9,
                     is_upgraded = ?10, granted_to = ?11, granted_at_ms = ?12, reinstated_at_ms = ?13, kind = ?14,
@@ -165,10 +170,10 @@ final class SQLiteLedgerSession: LedgerSession {
 
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
         guard !listedProducts.isEmpty else {
-            let statement = try db.cachedStatement(sql: Self.statedLastingInOrderSQL)
+            let statement = try cached(.statedLasting, Self.statedLastingInOrderSQL)
             return try statement.mapRows(arguments: [user], Self.storedTransaction)
         }
-        let statement = try db.cachedStatement(sql: Self.statedOrListedLastingSQL)
+        let statement = try cached(.statedOrListedLasting, Self.statedOrListedLastingSQL)
         let products = String(decoding: try JSONEncoder().encode(listedProducts), as: UTF8.self)
         return try statement.mapRows(arguments: [user, products], Self.storedTransaction)
     }
@@ -176,8 +181,8 @@ final class SQLiteLedgerSession: LedgerSession {
     // MARK: Bindings
 
     func owner(of subscription: SubscriptionKey) throws -> String? {
-        let statement = try db.cachedStatement(
-            sql: "SELECT user_id FROM bindings WHERE environment = ? AND original_transaction_id = ?")
+        let statement = try cached(.owner,
+            "SELECT user_id FROM bindings WHERE environment = ? AND original_transaction_id = ?")
         return try String.fetchOne(
             statement, arguments: [StoredEnvironment.name(subscription.environment), subscription.originalTransactionID])
     }
@@ -203,8 +208,8 @@ final class SQLiteLedgerSession: LedgerSession {
 
     /// One statement for a purchase seen for the first time, the common case.
     func bindIfUnbound(_ subscription: SubscriptionKey, to user: String, at: Int64) throws -> String? {
-        let insert = try db.cachedStatement(
-            sql: """
+        let insert = try cached(.bindIfUnbound,
+            """
                 INSERT INTO bindings (environment, original_transaction_id, user_id, bound_at_ms) VALUES (?, ?, ?, ?)
                 ON CONFLICT (environment, original_transaction_id) DO NOTHING
                 """)
@@ -222,8 +227,8 @@ final class SQLiteLedgerSession: LedgerSession {
     private static let subscriptionColumns = LedgerColumns.subscription
 
     func subscription(_ key: SubscriptionKey) throws -> SubscriptionRecord? {
-        let statement = try db.cachedStatement(
-            sql: "SELECT \(Self.subscriptionColumns) FROM subscriptions s WHERE environment = ? AND original_transaction_id = ?"
+        let statement = try cached(.subscription,
+            "SELECT \(Self.subscriptionColumns) FROM subscriptions s WHERE environment = ? AND original_transaction_id = ?"
         )
         return try statement.mapFirstRow(
             arguments: [StoredEnvironment.name(key.environment), key.originalTransactionID], Self.subscriptionRecord)
@@ -231,8 +236,8 @@ final class SQLiteLedgerSession: LedgerSession {
 
     /// One column, no `Row`: asked of every one-off purchase a receipt names.
     func hasSubscription(_ key: SubscriptionKey) throws -> Bool {
-        let statement = try db.cachedStatement(
-            sql: "SELECT 1 FROM subscriptions WHERE environment = ? AND original_transaction_id = ?")
+        let statement = try cached(.hasSubscription,
+            "SELECT 1 FROM subscriptions WHERE environment = ? AND original_transaction_id = ?")
         return try statement.mapFirstRow({
             $0.text(StoredEnvironment.name(key.environment))
             $0.text(key.originalTransactionID)
@@ -240,8 +245,8 @@ final class SQLiteLedgerSession: LedgerSession {
     }
 
     func subscriptions(ownedBy user: String) throws -> [SubscriptionRecord] {
-        let statement = try db.cachedStatement(
-            sql: """
+        let statement = try cached(.subscriptionsOwnedBy,
+            """
                 SELECT \(Self.subscriptionColumns) FROM bindings b
                 JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
                 WHERE b.user_id = ? ORDER BY s.original_transaction_id, s.environment
@@ -299,8 +304,8 @@ final class SQLiteLedgerSession: LedgerSession {
     }
 
     func save(_ s: SubscriptionRecord) throws {
-        let statement = try db.cachedStatement(
-            sql: """
+        let statement = try cached(.saveSubscription,
+            """
                 INSERT OR REPLACE INTO subscriptions (
                     environment, original_transaction_id, product_id, expires_date_ms, revoked_at_ms, auto_renew,
                     auto_renew_product_id, expiration_intent, billing_retry, grace_expires_date_ms, price_consent_status,
@@ -352,11 +357,10 @@ final class SQLiteLedgerSession: LedgerSession {
 
     // MARK: Events
 
-    func append(_ event: LedgerEvent) throws -> LedgerEvent {
-        var event = event
+    func append(_ event: consuming LedgerEvent) throws -> LedgerEvent {
         event.seq = nextSeq
-        let statement = try db.cachedStatement(
-            sql: "INSERT INTO events (seq, topic, occurred_at_ms, event) VALUES (?, ?, ?, ?)")
+        let statement = try cached(.appendEvent,
+            "INSERT INTO events (seq, topic, occurred_at_ms, event) VALUES (?, ?, ?, ?)")
         let bytes: [UInt8] = try event.serializedBytes()
         try statement.run {
             $0.integer(Int64(event.seq))
@@ -365,7 +369,7 @@ final class SQLiteLedgerSession: LedgerSession {
             $0.blob(bytes)
         }
         nextSeq += 1
-        appended.append(CommittedEvent(event: event, bytes: bytes))
+        appended.append(CommittedEvent(event: copy event, bytes: bytes))
         return event
     }
 
@@ -378,7 +382,7 @@ final class SQLiteLedgerSession: LedgerSession {
 
     func headSeq() throws -> UInt64 {
         // Cached: every group commit asks it.
-        UInt64(try Int64.fetchOne(try db.cachedStatement(sql: "SELECT MAX(seq) FROM events")) ?? 0)
+        UInt64(try Int64.fetchOne(try cached(.headSeq, "SELECT MAX(seq) FROM events")) ?? 0)
     }
 
     func oldestRetainedSeq() throws -> UInt64 {

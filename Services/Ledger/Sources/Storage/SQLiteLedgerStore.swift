@@ -53,7 +53,7 @@ public final class SQLiteLedgerStore: LedgerStore {
                 do {
                     // A savepoint per unit: one request's failure (already_bound, a bad
                     // value) undoes its own changes only.
-                    try Self.inUnitSavepoint(db) { result = .success(try apply(unit, session)) }
+                    try Self.inUnitSavepoint(session) { result = .success(try apply(unit, session)) }
                     events = session.appended
                 } catch let failure as UnitNotUndone {
                     // Its writes would be committed with the others': the whole group fails instead.
@@ -68,21 +68,21 @@ public final class SQLiteLedgerStore: LedgerStore {
         }
     }
 
-    /// A savepoint from cached statements. GRDB's `inSavepoint` prepares its SAVEPOINT and
-    /// RELEASE anew each time: about 37,000 instructions a unit under callgrind, a twentieth
-    /// of the ledger's whole cost per verification. The group's transaction is open
+    /// A savepoint from the session's prepared statements. GRDB's `inSavepoint` prepares its
+    /// SAVEPOINT and RELEASE anew each time: about 37,000 instructions a unit under callgrind, a
+    /// twentieth of the ledger's whole cost per verification. The group's transaction is open
     /// (`write`), so this is always a nested savepoint, never the top level GRDB guards against.
     /// A unit that fails, its RELEASE included, is rolled back to the savepoint; when that
     /// fails too, `UnitNotUndone` says so, and the caller fails the whole group.
-    static func inUnitSavepoint(_ db: Database, _ body: () throws -> Void) throws {
-        try db.cachedStatement(sql: "SAVEPOINT unit").execute()
+    static func inUnitSavepoint(_ session: SQLiteLedgerSession, _ body: () throws -> Void) throws {
+        try session.cached(.savepoint, "SAVEPOINT unit").execute()
         do {
             try body()
-            try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
+            try session.cached(.releaseSavepoint, "RELEASE SAVEPOINT unit").execute()
         } catch {
             do {
-                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT unit").execute()
-                try db.cachedStatement(sql: "RELEASE SAVEPOINT unit").execute()
+                try session.cached(.rollbackToSavepoint, "ROLLBACK TO SAVEPOINT unit").execute()
+                try session.cached(.releaseSavepoint, "RELEASE SAVEPOINT unit").execute()
             } catch {
                 throw UnitNotUndone(error: error)
             }

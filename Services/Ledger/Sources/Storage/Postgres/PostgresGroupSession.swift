@@ -288,8 +288,8 @@ final class PostgresGroupSession: LedgerSession {
     // MARK: Events
 
     /// Kept unnumbered (seq 0): the sequencer numbers it after the commit.
-    func append(_ event: LedgerEvent) throws -> LedgerEvent {
-        unit.events.append(event)
+    func append(_ event: consuming LedgerEvent) throws -> LedgerEvent {
+        unit.events.append(copy event)
         return event
     }
 
