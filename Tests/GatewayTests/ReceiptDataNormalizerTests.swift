@@ -57,6 +57,18 @@ struct ReceiptDataNormalizerTests {
         }
     }
 
+    /// The fast path takes exactly the texts that are their own canonical spelling, `=` anywhere included.
+    @Test func theFastPathTakesOnlyWhatFoundationsRoundTripKeeps() async {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=".utf8)
+        await propertyCheck(count: 2_000, input: Gen.int(in: 0...64).array(of: 0...24)) { indices in
+            let text = String(decoding: indices.map { alphabet[$0] }, as: UTF8.self)
+            let roundTrips = Data(base64Encoded: text)?.base64EncodedString() == text && !text.isEmpty
+            #expect(ReceiptDataNormalizer.isCanonical(text) == roundTrips, "\(text)")
+        }
+        #expect(ReceiptDataNormalizer.isCanonical(Self.real))
+        #expect(!ReceiptDataNormalizer.isCanonical(Self.real + "\n"))
+    }
+
     @Test func aMegabyteReceiptIsNormalizedWhole() throws {
         let bytes = (0..<786_432).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let canonical = Data(bytes).base64EncodedString()
