@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import StorekeeperCore
 
 extension HTTPField.Name {
     static let requestID = HTTPField.Name("X-Request-Id")!
@@ -17,7 +18,7 @@ struct RequestIDMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
-        let requestID = Self.sanitized(request.headers[.requestID]) ?? UUID().uuidString.lowercased()
+        let requestID = Self.sanitized(request.headers[.requestID]) ?? Hex.lowercase(UUID())
         context.requestID = requestID
         context.logger[metadataKey: "request.id"] = "\(requestID)"
         var response = try await next(request, context)
