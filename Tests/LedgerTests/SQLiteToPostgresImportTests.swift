@@ -51,6 +51,22 @@ struct SQLiteToPostgresImportTests {
         try await Self.expectSameReads(sample.ledger.store, postgres, rules: sample.ledger.rules)
     }
 
+    /// A migration that only adds an index leaves the rows as they were: a ledger without it imports.
+    @Test func aLedgerWithoutAnIndexOnlyMigrationImports() async throws {
+        let sample = try await SampleSQLiteLedger.make()
+        defer { sample.remove() }
+        let queue = try DatabaseQueue(path: sample.file)
+        try await queue.write { db in
+            try db.execute(sql: "DROP INDEX transactions_unclaimed")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [UnclaimedTransactionsMigration.name])
+        }
+        try queue.close()
+        let url = try await PostgresTestServer.shared().newDatabase()
+        let report = try await Self.runImport(sample.file, into: url)
+        #expect(report.committed)
+        #expect(report.tables.allSatisfy { $0.postgresRows == $0.sqliteRows && $0.sqliteSHA256 == $0.postgresSHA256 })
+    }
+
     @Test func aSecondImportInsertsNothingAndSucceeds() async throws {
         let sample = try await SampleSQLiteLedger.make()
         defer { sample.remove() }

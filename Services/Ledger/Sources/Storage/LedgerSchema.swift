@@ -115,4 +115,8 @@ enum LedgerSchema {
         }
         return migrator
     }
+
+    /// Migrations that only add an index: a ledger without them holds every row and column
+    /// the others give it, so `db import` takes it as it is (it opens the file read-only).
+    static let indexOnlyMigrations: Set<String> = [LastingPurchasesMigration.name, UnclaimedTransactionsMigration.name]
 }

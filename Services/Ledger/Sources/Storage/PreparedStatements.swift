@@ -22,11 +22,15 @@ enum StatementSlot: Int, CaseIterable {
 /// (a group commit): GRDB owns the statements and may drop them from its cache
 /// between writes.
 struct PreparedStatements {
-    private var statements = [Statement?](repeating: nil, count: StatementSlot.allCases.count)
+    private static let slots = StatementSlot.allCases.count
+    private var statements = [Statement?](repeating: nil, count: slots)
 
     mutating func statement(_ slot: StatementSlot, _ sql: @autoclosure () -> String, in db: Database) throws -> Statement {
         if let statement = statements[slot.rawValue] {
             assert(String(cString: sqlite3_sql(statement.sqliteStatement)) == sql(), "slot \(slot) holds another statement")
+            // Reset here: GRDB drops a statement that failed from its cache without resetting it,
+            // and its next `execute` would report the old failure again from `sqlite3_reset`.
+            sqlite3_reset(statement.sqliteStatement)
             return statement
         }
         let statement = try db.cachedStatement(sql: sql())

@@ -59,9 +59,9 @@ struct SQLiteLedgerSource: Sendable {
         }
     }
 
-    /// Every migration this build registers and no other (an older ledger
-    /// lacks columns; a newer one may have columns this import would drop),
-    /// and every column of every table imported.
+    /// Every migration this build registers but those that only add an index,
+    /// and no other (an older ledger lacks columns; a newer one may have columns
+    /// this import would drop), and every column of every table imported.
     private func checkSchema(_ db: Database) throws {
         let known = LedgerSchema.migrator.migrations
         guard try db.tableExists("grdb_migrations") else {
@@ -72,7 +72,7 @@ struct SQLiteLedgerSource: Sendable {
             throw SQLiteImportError.notALedger(
                 path: path, reason: "its schema has migration '\(unknown)', unknown to this storekeeper (a newer version wrote it)")
         }
-        if let missing = known.first(where: { !applied.contains($0) }) {
+        if let missing = known.first(where: { !applied.contains($0) && !LedgerSchema.indexOnlyMigrations.contains($0) }) {
             throw SQLiteImportError.notALedger(
                 path: path, reason: "its schema lacks migration '\(missing)': start the ledger of this version on it once")
         }
