@@ -11,10 +11,7 @@ public enum Hex {
     public static func lowercase(_ bytes: some ContiguousBytes) -> String {
         bytes.withUnsafeBytes { raw in
             String(unsafeUninitializedCapacity: raw.count * 2) { text in
-                for (index, byte) in raw.enumerated() {
-                    text[2 * index] = digits[Int(byte >> 4)]
-                    text[2 * index + 1] = digits[Int(byte & 0x0f)]
-                }
+                for (index, byte) in raw.enumerated() { write(byte, into: text, at: 2 * index) }
                 return raw.count * 2
             }
         }
@@ -32,12 +29,17 @@ public enum Hex {
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = digits[Int(byte >> 4)]
-                    text[position + 1] = digits[Int(byte & 0x0f)]
+                    write(byte, into: text, at: position)
                     position += 2
                 }
                 return position
             }
         }
+    }
+
+    /// A byte's two digits at `position` and the one after.
+    private static func write(_ byte: UInt8, into text: UnsafeMutableBufferPointer<UInt8>, at position: Int) {
+        text[position] = digits[Int(byte >> 4)]
+        text[position + 1] = digits[Int(byte & 0x0f)]
     }
 }

@@ -170,7 +170,7 @@ final class SQLiteLedgerSession: LedgerSession {
 
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
         guard !listedProducts.isEmpty else {
-            let statement = try cached(.statedLasting, Self.statedLastingInOrderSQL)
+            let statement = try cached(.statedLastingInOrder, Self.statedLastingInOrderSQL)
             return try statement.mapRows(arguments: [user], Self.storedTransaction)
         }
         let statement = try cached(.statedOrListedLasting, Self.statedOrListedLastingSQL)
