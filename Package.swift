@@ -313,13 +313,15 @@ let package = Package(
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
-                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", "TaskOutcome", "CallGates",
+                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", "TaskOutcome", "CallGates", "SeededRandom",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VerifierPoolTests", swiftSettings: strict),
         // Awaiting a task with a limit, so a test of a rule that hangs fails instead of hanging.
         .target(name: "TaskOutcome", path: "Tests/Support/TaskOutcome", swiftSettings: strict),
+        // The same pseudo-random sequence on every run, for property tests.
+        .target(name: "SeededRandom", path: "Tests/Support/SeededRandom", swiftSettings: strict),
         // Holding test doubles' calls in flight until the test lets them go, instead of timing them.
         .target(name: "CallGates", path: "Tests/Support/CallGates", swiftSettings: strict),
         // A throw-away PostgreSQL cluster for the tests of the ledger on PostgreSQL.
@@ -334,7 +336,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "Simulator", "AppleFormats", "AppleJWS", "Contracts",
-                "StorekeeperCore", "ZeroMQ", "PostgresTestServer", "Timekeeping", "TaskOutcome",
+                "StorekeeperCore", "ZeroMQ", "PostgresTestServer", "Timekeeping", "TaskOutcome", "SeededRandom",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

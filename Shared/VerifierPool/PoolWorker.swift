@@ -10,8 +10,9 @@ import ZeroMQ
 /// A verifier's end of one pool: a DEALER connected to one gateway's ROUTER
 /// (or the ledger's refresh pool). It announces its share of the verifier's
 /// capacity (READY), answers each request with a REPLY (which returns the
-/// credit), heartbeats every second, and announces again when its share
-/// changes or the gateway has gone silent (see `PoolWorkerStateMachine`).
+/// credit), heartbeats every second, reports what it used to the verifier's
+/// `VerifierCapacity` then, and announces again when its share changes or
+/// the gateway has gone silent (see `PoolWorkerStateMachine`).
 ///
 /// One worker per address, never one socket connected to several: a DEALER
 /// deals its messages round-robin over its connections, so a READY, a
@@ -31,7 +32,7 @@ public final class PoolWorker: Service, Sendable {
 
     public let endpoint: String
     private let socket: ZMQSocketLoop
-    private let share: WorkerShare
+    private let capacity: PoolCapacity
     private let handler: Handler
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
@@ -41,9 +42,10 @@ public final class PoolWorker: Service, Sendable {
 
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
-    ///   - share: the requests it offers; read again every heartbeat.
+    ///   - capacity: its part of the verifier's in-flight bound, asked for its share every heartbeat;
+    ///     the first share is taken here.
     public init(
-        context: ZMQContext, endpoint: String, share: WorkerShare, gatewayDeadAfter: Duration = .seconds(3),
+        context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
         logger: Logger, handler: @escaping Handler
     ) {
         self.endpoint = endpoint
@@ -53,12 +55,12 @@ public final class PoolWorker: Service, Sendable {
             if PoolEndpoint.isIPv6(endpoint) { try socket.setIPv6(true) }
             try socket.connect(endpoint)
         }
-        self.share = share
+        self.capacity = capacity
         self.handler = handler
         var logger = logger
         logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
         self.logger = logger
-        self.state = Mutex(PoolWorkerStateMachine(share: share.requests, gatewayDeadAfter: gatewayDeadAfter, now: .now))
+        self.state = Mutex(PoolWorkerStateMachine(share: capacity.firstShare(), gatewayDeadAfter: gatewayDeadAfter, now: .now))
     }
 
     /// Asks the worker to leave its pool and stop, as graceful shutdown does.
@@ -68,6 +70,7 @@ public final class PoolWorker: Service, Sendable {
     public var gatewayIsSilent: Bool { state.withLock { $0.gatewayIsSilent(now: .now) } }
 
     public func run() async throws {
+        defer { capacity.release() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
             let share = state.withLock { $0.share }
@@ -119,6 +122,7 @@ public final class PoolWorker: Service, Sendable {
     private func leaveWhenAsked() async throws {
         try await leaveRequest.wait()
         let departure = state.withLock { $0.leave(now: .now) }
+        capacity.leave()
         let inFlight = state.withLock { $0.inFlight }
         switch departure {
         case .dropAtOnce:
@@ -177,7 +181,8 @@ public final class PoolWorker: Service, Sendable {
         while true {
             try await Task.sleep(for: Self.heartbeatInterval)
             try await socket.send(PoolFrame.encode(.heartbeat))
-            if let free = state.withLock({ $0.tick(share: share.requests, now: .now) }) {
+            let share = capacity.share(reporting: state.withLock { $0.takeUsage() })
+            if let free = state.withLock({ $0.tick(share: share, now: .now) }) {
                 try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))]))
             }
         }

@@ -6,8 +6,9 @@
 ///
 /// Credits: READY(n) sets the gateway's credits to n, each REQUEST takes one
 /// and each REPLY gives one back, so while nothing changes `inFlight +
-/// credits` stays at the worker's share. When the share changes (another
-/// pool appeared or left), the next tick announces `share - inFlight`. When
+/// credits` stays at the worker's share. When the share changes (the
+/// verifier's capacity follows what each pool uses, `CapacitySplit`), the
+/// next tick announces `share - inFlight`. When
 /// the worker holds more than a smaller share, READY(0) takes back the
 /// credits its replies return until it is under the share again: the
 /// protocol cannot take back requests already sent, so that excess drains
@@ -29,6 +30,9 @@ struct PoolWorkerStateMachine: Sendable {
     /// What the gateway is believed to hold: exact but for messages crossing on the wire.
     private(set) var credits: Int
     private(set) var leaving = false
+    /// Since the last `takeUsage`: the most requests held at once, and whether the gateway used up its credits.
+    private var peak = 0
+    private var starved = false
     private var lastHeard: ContinuousClock.Instant
     private var lastReannounced: ContinuousClock.Instant
 
@@ -55,6 +59,17 @@ struct PoolWorkerStateMachine: Sendable {
         lastHeard = now
         inFlight += 1
         credits = max(0, credits - 1)
+        peak = max(peak, inFlight)
+        if credits == 0 { starved = true }
+    }
+
+    /// What the worker used since the last call, for its verifier's capacity split.
+    mutating func takeUsage() -> CapacitySplit.Usage {
+        defer {
+            peak = inFlight
+            starved = false
+        }
+        return CapacitySplit.Usage(inFlight: inFlight, peak: max(peak, inFlight), starved: starved)
     }
 
     /// A REPLY went out: it gives its credit back (a leaving worker's credits no longer count).

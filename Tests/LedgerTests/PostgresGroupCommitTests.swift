@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import SeededRandom
 import StorekeeperCore
 import Testing
 

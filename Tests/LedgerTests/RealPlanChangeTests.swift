@@ -1,6 +1,7 @@
 import AppleJWS
 import Contracts
 import Foundation
+import SeededRandom
 import Testing
 
 @testable import Ledger

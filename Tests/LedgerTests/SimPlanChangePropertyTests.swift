@@ -2,6 +2,7 @@ import AppleFormats
 import AppleJWS
 import Contracts
 import Foundation
+import SeededRandom
 import StorekeeperCore
 import Testing
 

@@ -10,7 +10,6 @@ import Testing
         #expect(directory.names.isEmpty)
         #expect(directory.update([:]) == [.connect("tcp://127.0.0.1:7421"), .connect("tcp://127.0.0.1:7424")])
         #expect(directory.update([:]).isEmpty)
-        #expect(directory.share(of: 4096) == 2048)
     }
 
     @Test func aNameConnectsEachAddressAndFollowsItsAnswers() {
@@ -22,7 +21,6 @@ import Testing
                 == [.connect("tcp://172.18.0.5:7421"), .connect("tcp://127.0.0.1:7424")])
         // A gateway started later appears; nothing else moves.
         #expect(directory.update(["gateway": .addresses(["172.18.0.5", "172.18.0.6"])]) == [.connect("tcp://172.18.0.6:7421")])
-        #expect(directory.share(of: 4096) == 1365)
         // The answer's order changing is no change.
         #expect(directory.update(["gateway": .addresses(["172.18.0.6", "172.18.0.5"])]).isEmpty)
         // One goes, another comes, in one round: retire first, then connect.
@@ -44,7 +42,6 @@ import Testing
             directory.update(["gateway": .addresses([])])
                 == [.retire("tcp://172.18.0.5:7421"), .retire("tcp://172.18.0.6:7421")])
         #expect(directory.connected.isEmpty)
-        #expect(directory.share(of: 4096) == 4096)
         // And back.
         #expect(directory.update(["gateway": .addresses(["172.18.0.9"])]) == [.connect("tcp://172.18.0.9:7421")])
     }
@@ -72,11 +69,5 @@ import Testing
         #expect(
             directory.update(["gateway": .addresses(["172.18.0.5"])])
                 == [.connect("tcp://172.18.0.5:7421"), .connect("tcp://172.18.0.5:7521")])
-    }
-
-    @Test func theShareIsNeverZero() {
-        var directory = PoolDirectory(endpoints: ["tcp://gateway:7421"])
-        _ = directory.update(["gateway": .addresses((1...5).map { "10.0.0.\($0)" })])
-        #expect(directory.share(of: 3) == 1)
     }
 }

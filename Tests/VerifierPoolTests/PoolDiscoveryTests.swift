@@ -26,9 +26,9 @@ import ZeroMQ
         return PoolDiscovery(
             endpoints: endpoints, maxInFlight: maxInFlight, resolver: resolver, resolveInterval: .milliseconds(50),
             logger: quietLogger
-        ) { endpoint, share in
+        ) { endpoint, capacity in
             let worker = PoolWorker(
-                context: zmq, endpoint: endpoint, share: share, gatewayDeadAfter: gatewayDeadAfter, logger: quietLogger,
+                context: zmq, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter, logger: quietLogger,
                 handler: handler.handle)
             built?.set(worker)
             return worker
@@ -165,6 +165,44 @@ import ZeroMQ
             #expect(discovery.connectedEndpoints.count == 2)
             resolver.set(Self.name, .addresses([]))
             #expect(await announces(8, on: refresh))
+        }
+    }
+
+    @Test func aGatewayThatUsedUpItsCreditsGetsWhatTheIdleRefreshPoolDoesNotUse() async throws {
+        // The refresh pool, as a bare ROUTER that reads what its worker announces.
+        let refresh = try ZMQSocket(context: zmq, type: .router)
+        try refresh.bind("tcp://127.0.0.1:*")
+        let refreshEndpoint = try refresh.lastEndpoint()
+        let built = Latest<PoolWorker>()
+        resolver.set(Self.name, .addresses(["127.0.0.1"]))
+        try await withGateway { gateway in
+            // The gateway's worker is built last: `built` holds it.
+            let discovery = discovery(
+                endpoints: [refreshEndpoint, "tcp://\(Self.name):\(gateway.port)"], maxInFlight: 256,
+                gatewayDeadAfter: .milliseconds(1_500), built: built)
+            try await withRunning(discovery) {
+                // Joined in one round, the two pools start even.
+                #expect(await announces(128, on: refresh))
+                #expect(await eventually { gateway.client.workerCount == 1 })
+                let held = (0..<256).map { index in
+                    Task { try await gateway.client.verify(request("hold-\(index)", deadline: .seconds(60))) }
+                }
+                #expect(await eventually { handler.holding == 128 })
+                // The idle refresh pool keeps the minimum; the gateway gets the rest, and no more.
+                #expect(await announces(CapacitySplit.minimumDemand, on: refresh))
+                #expect(await eventually { handler.holding == 256 - CapacitySplit.minimumDemand })
+                #expect(gateway.client.inFlightCount == 256 - CapacitySplit.minimumDemand)
+
+                // The gateway dies and leaves DNS: its worker drops what it held, and the refresh
+                // pool alone has the whole bound again.
+                await gateway.stop()
+                for task in held { _ = await task.result }
+                let worker = try #require(built.current)
+                #expect(await eventually { worker.gatewayIsSilent })
+                resolver.set(Self.name, .addresses([]))
+                #expect(await eventually { handler.cancelled == 256 - CapacitySplit.minimumDemand })
+                #expect(await announces(256, on: refresh))
+            }
         }
     }
 

@@ -48,6 +48,21 @@ import Testing
         #expect(worker.tick(share: 4, now: t0 + .seconds(5)) == nil)
     }
 
+    @Test func theUsageReportedIsThePeakSinceTheLastReportAndWhetherTheCreditsRanOut() {
+        var worker = machine(share: 4)
+        for _ in 0..<3 { worker.took(now: t0) }
+        for _ in 0..<2 { worker.answered() }
+        #expect(worker.takeUsage() == .init(inFlight: 1, peak: 3, starved: false))
+        // The peak starts again from what is held now.
+        #expect(worker.takeUsage() == .init(inFlight: 1, peak: 1, starved: false))
+        // The gateway takes its last credit: starved, even once a reply has given one back.
+        for _ in 0..<3 { worker.took(now: t0) }
+        worker.answered()
+        #expect(worker.credits == 1)
+        #expect(worker.takeUsage() == .init(inFlight: 3, peak: 4, starved: true))
+        #expect(worker.takeUsage() == .init(inFlight: 3, peak: 3, starved: false))
+    }
+
     @Test func aRequestBeyondTheKnownCreditsIsAnsweredAndTheCreditsAreResynchronised() {
         var worker = machine(share: 1)
         worker.took(now: t0)

@@ -37,7 +37,7 @@ import ZeroMQ
     @Test func aWorkerAnnouncesItselfAgainToAGatewayGoneSilent() async throws {
         let (router, endpoint) = try gateway()
         let worker = PoolWorker(
-            context: zmq, endpoint: endpoint, share: WorkerShare(8), gatewayDeadAfter: .milliseconds(1_500),
+            context: zmq, endpoint: endpoint, capacity: VerifierCapacity(maxInFlight: 8).join(), gatewayDeadAfter: .milliseconds(1_500),
             logger: quietLogger, handler: TestHandler().handle)
         let running = Task { try await worker.run() }
         defer { running.cancel() }
@@ -57,7 +57,7 @@ import ZeroMQ
         // This gateway never sends a heartbeat: a long silence allowance keeps it live however
         // slowly a loaded machine gets to leave() (past it, a worker drops at once, without goodbye).
         let worker = PoolWorker(
-            context: zmq, endpoint: endpoint, share: WorkerShare(8), gatewayDeadAfter: .seconds(600), logger: quietLogger
+            context: zmq, endpoint: endpoint, capacity: VerifierCapacity(maxInFlight: 8).join(), gatewayDeadAfter: .seconds(600), logger: quietLogger
         ) { request in
             await release.pass()
             return Envelope(requestID: request.requestID, body: .verifyResult(VerifyResult()))

@@ -53,10 +53,10 @@ public enum VerifierApplication {
         // for every address it resolves to, looked up again every few seconds (PoolDiscovery).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
         let zmq = ZMQContext()
-        // One worker per pool address; the in-flight bound is shared between them.
+        // One worker per pool address; the in-flight bound follows what each uses (CapacitySplit).
         let discovery = PoolDiscovery(endpoints: endpoints, maxInFlight: settings.maxInFlight, logger: context.logger) {
-            endpoint, share in
-            PoolWorker(context: zmq, endpoint: endpoint, share: share, logger: context.logger, handler: handler.handle)
+            endpoint, capacity in
+            PoolWorker(context: zmq, endpoint: endpoint, capacity: capacity, logger: context.logger, handler: handler.handle)
         }
         context.logger.info(
             "verifier configured",

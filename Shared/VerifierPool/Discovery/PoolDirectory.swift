@@ -41,12 +41,6 @@ public struct PoolDirectory: Sendable {
         return names
     }
 
-    /// Each worker's share of a verifier's in-flight bound: split evenly over
-    /// what is connected, as when the endpoints were a fixed list (at least 1).
-    public func share(of maxInFlight: Int) -> Int {
-        max(1, maxInFlight / max(1, connected.count))
-    }
-
     /// Takes a round of answers (a name missing from `answers` keeps what it
     /// had) and returns what to retire, then what to connect.
     public mutating func update(_ answers: [String: Resolution]) -> [Change] {

@@ -11,8 +11,9 @@ import Synchronization
 /// gateway started later is served within one interval without restarting a
 /// verifier. Gateways keep binding; nothing else changes for them.
 ///
-/// The verifier's in-flight bound is split evenly over the workers connected
-/// now, and each worker announces its new share within a heartbeat.
+/// The verifier's in-flight bound is split over the workers as they use it
+/// (`CapacitySplit`), and each worker announces its new share within a
+/// heartbeat.
 ///
 /// Workers run as children of this service. On graceful shutdown the lookups
 /// stop and every worker leaves as it always has; `run()` returns when the
@@ -26,34 +27,29 @@ public final class PoolDiscovery: Service, Sendable {
     public static let resolveInterval: Duration = .seconds(5)
 
     /// Builds the worker for one concrete endpoint (`tcp://ADDRESS:PORT`, or a fixed endpoint as given).
-    public typealias MakeWorker = @Sendable (_ endpoint: String, _ share: WorkerShare) -> PoolWorker
-
-    struct Active: Sendable {
-        let worker: PoolWorker
-        let share: WorkerShare
-    }
+    public typealias MakeWorker = @Sendable (_ endpoint: String, _ capacity: PoolCapacity) -> PoolWorker
 
     private let endpoints: [String]
-    private let maxInFlight: Int
+    private let capacity: VerifierCapacity
     private let resolver: any AddressResolver
     private let interval: Duration
     private let logger: Logger
     private let makeWorker: MakeWorker
     /// Workers not asked to leave, by endpoint.
-    private let active = Mutex<[String: Active]>([:])
+    private let active = Mutex<[String: PoolWorker]>([:])
     private let running = Atomic(0)
     private let rounds = Atomic(0)
 
     /// - Parameters:
     ///   - endpoints: the pools as configured (`STOREKEEPER_VERIFIER_ENDPOINT`'s list and the refresh endpoint).
-    ///   - maxInFlight: the verifier's bound on requests in flight, split over the workers.
+    ///   - maxInFlight: the verifier's bound on requests in flight, shared by the workers.
     public init(
         endpoints: [String], maxInFlight: Int, resolver: any AddressResolver = SystemResolver(),
         resolveInterval: Duration = PoolDiscovery.resolveInterval, logger: Logger,
         makeWorker: @escaping MakeWorker
     ) {
         self.endpoints = endpoints
-        self.maxInFlight = maxInFlight
+        self.capacity = VerifierCapacity(maxInFlight: maxInFlight)
         self.resolver = resolver
         self.interval = resolveInterval
         self.logger = logger
@@ -79,7 +75,7 @@ public final class PoolDiscovery: Service, Sendable {
                 if Task.isShuttingDownGracefully || Task.isCancelled { break }
                 report(answers, against: &problems)
                 let changes = directory.update(answers)
-                apply(changes, share: directory.share(of: maxInFlight), in: &group)
+                apply(changes, in: &group)
                 rounds.add(1, ordering: .relaxed)
                 // Fixed endpoints only: nothing will ever change.
                 if names.isEmpty { break }
@@ -99,29 +95,28 @@ public final class PoolDiscovery: Service, Sendable {
         return answers
     }
 
-    /// Retires and starts workers, then gives every worker its share.
-    private func apply(
-        _ changes: [PoolDirectory.Change], share: Int, in group: inout ThrowingDiscardingTaskGroup<any Error>
-    ) {
+    /// Retires and starts workers. The new ones all join the capacity before
+    /// any takes its first share, so the pools of one round start even.
+    private func apply(_ changes: [PoolDirectory.Change], in group: inout ThrowingDiscardingTaskGroup<any Error>) {
+        var joining: [(endpoint: String, capacity: PoolCapacity)] = []
         for change in changes {
             switch change {
             case .retire(let endpoint):
                 logger.info("pool address gone from DNS; its worker leaves", metadata: ["pool.endpoint": "\(endpoint)"])
-                active.withLock { $0.removeValue(forKey: endpoint) }?.worker.leave()
+                active.withLock { $0.removeValue(forKey: endpoint) }?.leave()
             case .connect(let endpoint):
-                logger.info("connecting to a pool", metadata: ["pool.endpoint": "\(endpoint)", "pool.share": "\(share)"])
-                let workerShare = WorkerShare(share)
-                let worker = makeWorker(endpoint, workerShare)
-                active.withLock { $0[endpoint] = Active(worker: worker, share: workerShare) }
-                running.add(1, ordering: .relaxed)
-                group.addTask {
-                    defer { self.running.subtract(1, ordering: .relaxed) }
-                    try await worker.run()
-                }
+                joining.append((endpoint, capacity.join()))
             }
         }
-        active.withLock { workers in
-            for worker in workers.values { worker.share.set(share) }
+        for (endpoint, capacity) in joining {
+            let worker = makeWorker(endpoint, capacity)
+            logger.info("connecting to a pool", metadata: ["pool.endpoint": "\(endpoint)"])
+            active.withLock { $0[endpoint] = worker }
+            running.add(1, ordering: .relaxed)
+            group.addTask {
+                defer { self.running.subtract(1, ordering: .relaxed) }
+                try await worker.run()
+            }
         }
     }
 
