@@ -362,7 +362,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "StorekeeperCore", "VerifierPool", "LedgerClient", "Contracts", "ZeroMQ", "PostgresTestServer", "AppleJWS",
-                "ProcessSpawn",
+                "ProcessSpawn", "SeededRandom",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/IntegrationTests", swiftSettings: strict),
     ]

@@ -33,6 +33,7 @@ public final class PoolWorker: Service, Sendable {
     public let endpoint: String
     private let socket: ZMQSocketLoop
     private let capacity: PoolCapacity
+    private let gatewayDeadAfter: Duration
     private let handler: Handler
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
@@ -42,8 +43,8 @@ public final class PoolWorker: Service, Sendable {
 
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
-    ///   - capacity: its part of the verifier's in-flight bound, asked for its share every heartbeat;
-    ///     the first share is taken here.
+    ///   - capacity: its part of the verifier's in-flight bound: the first share is taken when it
+    ///     runs, and asked for again every heartbeat.
     public init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
         logger: Logger, handler: @escaping Handler
@@ -60,7 +61,8 @@ public final class PoolWorker: Service, Sendable {
         var logger = logger
         logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
         self.logger = logger
-        self.state = Mutex(PoolWorkerStateMachine(share: capacity.firstShare(), gatewayDeadAfter: gatewayDeadAfter, now: .now))
+        self.gatewayDeadAfter = gatewayDeadAfter
+        self.state = Mutex(PoolWorkerStateMachine(share: 0, gatewayDeadAfter: gatewayDeadAfter, now: .now))
     }
 
     /// Asks the worker to leave its pool and stop, as graceful shutdown does.
@@ -71,9 +73,10 @@ public final class PoolWorker: Service, Sendable {
 
     public func run() async throws {
         defer { capacity.release() }
+        let share = capacity.firstShare()
+        state.withLock { $0 = PoolWorkerStateMachine(share: share, gatewayDeadAfter: gatewayDeadAfter, now: .now) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
-            let share = state.withLock { $0.share }
             try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: share))]))
             group.addTask { try await self.heartbeatLoop() }
             // Requests run as children of a few lanes (thousands in one group cost a walk of the

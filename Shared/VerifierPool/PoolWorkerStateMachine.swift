@@ -8,11 +8,11 @@
 /// and each REPLY gives one back, so while nothing changes `inFlight +
 /// credits` stays at the worker's share. When the share changes (the
 /// verifier's capacity follows what each pool uses, `CapacitySplit`), the
-/// next tick announces `share - inFlight`. When
-/// the worker holds more than a smaller share, READY(0) takes back the
-/// credits its replies return until it is under the share again: the
-/// protocol cannot take back requests already sent, so that excess drains
-/// as those requests are answered.
+/// tick that learns it announces `share - inFlight`. When the worker holds
+/// more than a smaller share, READY(0) takes back the credits its replies
+/// return until it is under the share again: the protocol cannot take back
+/// requests already sent, so that excess drains as those requests are
+/// answered.
 struct PoolWorkerStateMachine: Sendable {
     /// How a leaving worker goes.
     enum Departure: Equatable, Sendable {
@@ -69,7 +69,7 @@ struct PoolWorkerStateMachine: Sendable {
             peak = inFlight
             starved = false
         }
-        return CapacitySplit.Usage(inFlight: inFlight, peak: max(peak, inFlight), starved: starved)
+        return CapacitySplit.Usage(inFlight: inFlight, peak: peak, starved: starved)
     }
 
     /// A REPLY went out: it gives its credit back (a leaving worker's credits no longer count).

@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -128,18 +129,5 @@ struct APIFuzzTests {
             let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
             return (data, ["application/json", "application/x-www-form-urlencoded", "text/plain", nil][Int(random.next() % 4)])
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64): the same seed, the same requests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -23,7 +23,7 @@ import Testing
         #expect(CapacitySplit.targets(capacity: 10, demands: []) == [])
     }
 
-    @Test func pollsJoiningTogetherStartEven() {
+    @Test func poolsJoiningTogetherStartEven() {
         var split = CapacitySplit(capacity: 4096)
         let (gateway, refresh) = (split.join(), split.join())
         #expect(split.share(for: gateway, reporting: nil) == 2048)
@@ -33,18 +33,28 @@ import Testing
         #expect(split.share(for: refresh, reporting: Self.idle) == 2048)
     }
 
-    @Test func aStarvedPoolGetsWhatTheIdleOneGivesUpOnlyOnceItHasGivenItUp() {
+    @Test func aStarvedPoolGetsWhatAnIdleOneGivesUpOnceItsGatewayHasHadTimeToLearnIt() {
         var split = CapacitySplit(capacity: 4096)
         let (gateway, refresh) = (split.join(), split.join())
         _ = (split.share(for: gateway, reporting: nil), split.share(for: refresh, reporting: nil))
         // The gateway used up its 2,048 credits; the refresh pool still holds its half.
         #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
-        // The refresh pool reports it is idle and keeps the minimum.
+        // The refresh pool reports it is idle and keeps the minimum...
+        #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
+        // ...but its gateway may use its old credits until the READY arrives: held until its next report.
+        #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
         #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
         #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 4096 - CapacitySplit.minimumDemand)
-        // Its load gone, the gateway keeps room for twice its peak...
-        #expect(split.share(for: gateway, reporting: Usage(inFlight: 1000, peak: 3000, starved: false)) == 4032)
-        // ...and once it is idle too, the two are even again.
+        // Its load easing, the gateway keeps twice its peak, and what is left is split evenly.
+        let easing = Usage(inFlight: 1000, peak: 1000, starved: false)
+        #expect(split.share(for: gateway, reporting: easing) == 2000 + (4096 - 2000 - 64) / 2)
+        // The refresh pool gets its half of the rest once the gateway's larger share is no longer held.
+        #expect(split.share(for: refresh, reporting: Self.idle) == 64)
+        #expect(split.share(for: gateway, reporting: easing) == 3016)
+        #expect(split.share(for: refresh, reporting: Self.idle) == 64 + 1016)
+        // Both idle: even again, as the gateway's credits come back.
+        #expect(split.share(for: gateway, reporting: Self.idle) == 2048)
+        #expect(split.share(for: refresh, reporting: Self.idle) == 1080)
         #expect(split.share(for: gateway, reporting: Self.idle) == 2048)
         #expect(split.share(for: refresh, reporting: Self.idle) == 2048)
     }
@@ -67,42 +77,82 @@ import Testing
         #expect(split.share(for: second, reporting: Self.starved(1096)) == 2048)
     }
 
-    @Test func aLeavingPoolGetsNothingAndHoldsItsRequestsUntilRemoved() {
+    @Test func aLeavingPoolGetsNothingAndHoldsItsShareUntilRemoved() {
         var split = CapacitySplit(capacity: 100)
         let (leaving, staying) = (split.join(), split.join())
         _ = (split.share(for: leaving, reporting: nil), split.share(for: staying, reporting: nil))
-        #expect(split.share(for: leaving, reporting: Self.starved(50)) == 50)
+        #expect(split.share(for: leaving, reporting: Usage(inFlight: 10, peak: 10, starved: false)) == 50)
         split.leave(leaving)
-        #expect(split.share(for: leaving, reporting: Self.starved(50)) == 0)
-        // Its 50 requests still run: the other pool may not take them yet.
+        // Its gateway may have sent up to its 50 credits before it saw DISCONNECT: all of them count.
+        #expect(split.share(for: leaving, reporting: Usage(inFlight: 10, peak: 10, starved: false)) == 0)
         #expect(split.share(for: staying, reporting: Self.starved(50)) == 50)
         split.remove(leaving)
         #expect(split.share(for: staying, reporting: Self.starved(50)) == 100)
     }
 
-    /// Gateways that send at most the credits they hold, reporting in any order:
-    /// what all pools may hold together never exceeds the bound.
-    @Test func theBoundHoldsWhateverThePoolsReport() {
+    /// Gateways that send on the credits they know of, READYs that arrive at
+    /// any time before the worker's next report, pools that join and leave,
+    /// reports in any order: what gateways may have outstanding never adds up
+    /// to more than the bound.
+    @Test func theBoundHoldsWhateverThePoolsDo() {
+        struct Pool {
+            let member: Int
+            var share = 0
+            /// The share its gateway knows of: the last READY that arrived.
+            var known = 0
+            var inFlight = 0
+            var peak = 0
+            var starved = false
+            var leaving = false
+            /// What its gateway may have outstanding now or once the pending READY lands.
+            var exposure: Int { max(share, known, inFlight) }
+        }
         var random = SplitMix64(seed: 42)
-        for _ in 0..<200 {
-            let capacity = Int(random.next() % 500) + 1
+        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        for _ in 0..<300 {
+            let capacity = roll(500) + 1
             var split = CapacitySplit(capacity: capacity)
-            var pools: [(member: Int, share: Int, inFlight: Int)] = []
-            for _ in 0..<Int(random.next() % 4) + 1 {
-                pools.append((split.join(), 0, 0))
+            var pools = (0...roll(3)).map { _ in Pool(member: split.join()) }
+            for index in pools.indices {
+                pools[index].share = split.share(for: pools[index].member, reporting: nil)
             }
-            for index in pools.indices { pools[index].share = split.share(for: pools[index].member, reporting: nil) }
-            for _ in 0..<100 {
-                let index = Int(random.next() % UInt64(pools.count))
+            for _ in 0..<200 {
+                let index = roll(pools.count)
                 var pool = pools[index]
-                // Requests come (up to what the gateway may send) and go.
-                let most = max(pool.share, pool.inFlight)
-                pool.inFlight = Int(random.next() % UInt64(most + 1))
-                let usage = Usage(inFlight: pool.inFlight, peak: pool.inFlight, starved: pool.inFlight >= pool.share)
-                pool.share = split.share(for: pool.member, reporting: usage)
+                switch roll(10) {
+                case 0...2:  // the gateway sends on its credits (none after it saw DISCONNECT)
+                    let credits = max(0, pool.known - pool.inFlight)
+                    let sent = credits == 0 ? 0 : roll(credits + 1)
+                    pool.inFlight += sent
+                    pool.peak = max(pool.peak, pool.inFlight)
+                    if sent > 0 && sent == credits { pool.starved = true }
+                case 3...4:  // replies
+                    pool.inFlight = roll(pool.inFlight + 1)
+                case 5:  // the pending READY (or DISCONNECT) arrives
+                    pool.known = pool.share
+                case 6...8:  // a heartbeat: the last READY has long arrived; report, get a share, send READY
+                    pool.known = pool.share
+                    let usage = Usage(inFlight: pool.inFlight, peak: pool.peak, starved: pool.starved)
+                    (pool.peak, pool.starved) = (pool.inFlight, false)
+                    pool.share = split.share(for: pool.member, reporting: usage)
+                default:  // pools come and go
+                    if pool.leaving && pool.inFlight == 0 && pool.known == 0 && pools.count > 1 {
+                        split.remove(pool.member)
+                        pools.remove(at: index)
+                        continue
+                    } else if !pool.leaving && roll(4) == 0 {
+                        split.leave(pool.member)
+                        (pool.leaving, pool.share) = (true, 0)
+                    } else if pools.count < 5 {
+                        var joined = Pool(member: split.join())
+                        joined.share = split.share(for: joined.member, reporting: nil)
+                        pools.append(joined)
+                    }
+                }
                 pools[index] = pool
-                let held = pools.reduce(0) { $0 + max($1.share, $1.inFlight) }
-                #expect(held <= capacity, "capacity \(capacity), pools \(pools)")
+                let exposure = pools.reduce(0) { $0 + $1.exposure }
+                #expect(exposure <= capacity, "capacity \(capacity): \(pools)")
+                if exposure > capacity { return }
             }
         }
     }

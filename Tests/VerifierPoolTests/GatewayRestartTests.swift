@@ -16,11 +16,18 @@ struct GatewayRestartTests {
 
         // The first process binds a port the system picks; the second binds the same one.
         let (staleID, endpoint) = try await requestHeld(by: worker, zmq: zmq, envelope: "before-restart")
+        // The verifier connects again once the new process has bound, as libzmq's reconnection
+        // would. Left reconnecting meanwhile, every 100 ms to a free port of the ephemeral range,
+        // it could connect to itself (TCP's simultaneous open, source port = that port) and take
+        // the port from the new process.
+        try worker.disconnect(endpoint)
         // The new process, at the same address; the verifier answers the old request first.
         let gateway = VerifierPoolClient(context: zmq, endpoint: endpoint, logger: quietLogger)
         let running = Task { try await gateway.run() }
         defer { running.cancel() }
-        #expect(await eventually { _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(4)])); return gateway.workerCount == 1 })
+        #expect(await eventually { gateway.endpoint != nil })
+        try worker.connect(endpoint)
+        #expect(await eventually { announceReady(on: worker); return gateway.workerCount == 1 })
         async let answer = gateway.verify(request("after-restart", deadline: .seconds(20)))
         let (freshID, _) = try #require(await nextRequest(on: worker))
         _ = try worker.send(PoolFrame.encode(.reply, [PoolFrame.uint64(staleID), reply("answer-to-before-restart")]))
@@ -39,13 +46,20 @@ struct GatewayRestartTests {
         #expect(await eventually { gateway.endpoint != nil })
         let endpoint = try #require(gateway.endpoint)
         try worker.connect(endpoint)
-        #expect(await eventually { _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(4)])); return gateway.workerCount == 1 })
+        #expect(await eventually { announceReady(on: worker); return gateway.workerCount == 1 })
         let waiting = Task { try await gateway.verify(request(envelope, deadline: .seconds(20))) }
         let (id, _) = try #require(await nextRequest(on: worker))
         running.cancel()
         _ = await waiting.result
         _ = try? await running.value
         return (id, endpoint)
+    }
+
+    /// READY, if the DEALER can take it now. Never a blocking send: with no gateway connected yet
+    /// (the new process still binding) it would block the test's thread, and on a 2-core machine
+    /// that can be the thread the gateway's own task needs to start.
+    private func announceReady(on worker: ZMQSocket) {
+        _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(4)]), dontWait: true)
     }
 
     /// The next REQUEST the worker receives: its id and envelope.

@@ -59,7 +59,7 @@ import ZeroMQ
             // keeps it known however slowly a loaded machine runs the gateway (a heartbeat from a
             // verifier declared dead is ignored; a READY brings it back).
             let heartbeat = await eventually {
-                _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(1)]))
+                _ = try? worker.send(PoolFrame.encode(.ready, [PoolFrame.uint32(1)]), dontWait: true)
                 guard let message = try? worker.receive(dontWait: true) else { return false }
                 return PoolFrame.decode(message)?.0 == .heartbeat
             }

@@ -187,10 +187,12 @@ import ZeroMQ
                 let held = (0..<256).map { index in
                     Task { try await gateway.client.verify(request("hold-\(index)", deadline: .seconds(60))) }
                 }
-                #expect(await eventually { handler.holding == 128 })
-                // The idle refresh pool keeps the minimum; the gateway gets the rest, and no more.
+                // The idle refresh pool keeps the minimum; the gateway gets the rest...
                 #expect(await announces(CapacitySplit.minimumDemand, on: refresh))
                 #expect(await eventually { handler.holding == 256 - CapacitySplit.minimumDemand })
+                // ...and no more, heartbeats later (the silent refresh router is told READY again).
+                #expect(await announces(CapacitySplit.minimumDemand, on: refresh))
+                #expect(handler.holding == 256 - CapacitySplit.minimumDemand)
                 #expect(gateway.client.inFlightCount == 256 - CapacitySplit.minimumDemand)
 
                 // The gateway dies and leaves DNS: its worker drops what it held, and the refresh

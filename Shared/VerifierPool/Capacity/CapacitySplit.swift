@@ -17,11 +17,18 @@
 ///   nobody asked for is split evenly, so pools that are all idle keep an
 ///   even split and any of them can take a burst at once.
 /// - **Never more than the bound.** A pool is granted at most its target and
-///   at most what the others do not hold: each holds the larger of its share
-///   and its requests in flight (a pool over a smaller share drains; the
-///   protocol cannot take requests back). So capacity moves from one pool to
-///   another only once the first has reported its smaller share, and the
-///   sum of what gateways may send never exceeds the bound.
+///   at most what the others hold not. A pool holds the largest of its
+///   share, its share before its last report (its gateway may still be
+///   using those credits until the READY that shrank them arrives, which is
+///   long before the next report a heartbeat later) and its requests in
+///   flight (a pool over a smaller share drains; the protocol cannot take
+///   requests back). A leaving pool holds all that until its worker stops.
+///   So what gateways may have outstanding never adds up to more than the
+///   bound, but for requests sent on credits the bookkeeping has not seen
+///   (a READY crossing a gateway restart), which the verifier's own bound
+///   turns away as overloaded.
+/// - A verifier with fewer requests than pools leaves some pools without
+///   any: give it at least one per pool.
 struct CapacitySplit: Sendable {
     typealias Member = Int
 
@@ -40,9 +47,10 @@ struct CapacitySplit: Sendable {
     private struct Pool {
         var usage: Usage?
         var share = 0
+        var shareBefore = 0
         var leaving = false
-        /// What its gateway may have outstanding: its share, or more while it drains.
-        var held: Int { max(share, usage?.inFlight ?? 0) }
+        /// What its gateway may have outstanding (see "Never more than the bound").
+        var held: Int { max(share, shareBefore, usage?.inFlight ?? 0) }
     }
 
     let capacity: Int
@@ -60,11 +68,11 @@ struct CapacitySplit: Sendable {
         return nextMember
     }
 
-    /// The pool's worker is leaving: it gets no share and asks for nothing,
-    /// but what it holds counts until `remove`.
+    /// The pool's worker is leaving: it gets no more and asks for nothing,
+    /// but what it holds, requests its gateway sent before it saw DISCONNECT
+    /// included, counts until `remove`.
     mutating func leave(_ member: Member) {
         pools[member]?.leaving = true
-        pools[member]?.share = 0
     }
 
     /// The worker has stopped: nothing of it is held any more.
@@ -72,16 +80,19 @@ struct CapacitySplit: Sendable {
         pools[member] = nil
     }
 
-    /// Records `usage` (nil: nothing to report yet) and returns the pool's share now.
+    /// Records `usage` (nil: nothing to report yet) and returns the pool's
+    /// share now (0 once it is leaving).
     mutating func share(for member: Member, reporting usage: Usage?) -> Int {
-        guard var pool = pools[member], !pool.leaving else { return 0 }
+        guard var pool = pools[member] else { return 0 }
         if let usage { pool.usage = usage }
         pools[member] = pool
+        if pool.leaving { return 0 }
         let active = pools.keys.sorted().filter { pools[$0]?.leaving == false }
         let targets = Self.targets(capacity: capacity, demands: active.map { demand(of: pools[$0]!, among: active.count) })
         let target = targets[active.firstIndex(of: member)!]
         let heldByOthers = pools.reduce(0) { $0 + ($1.key == member ? 0 : $1.value.held) }
         let share = max(0, min(target, capacity - heldByOthers))
+        pools[member]?.shareBefore = pool.share
         pools[member]?.share = share
         return share
     }

@@ -10,10 +10,10 @@ public final class VerifierCapacity: Sendable {
         split = Mutex(CapacitySplit(capacity: maxInFlight))
     }
 
-    /// A new pool's part: `share` is what it may announce first, at most what
-    /// the other pools do not hold. Several pools joining together (the first
-    /// round of a verifier) should all join before any asks for its share,
-    /// or the first takes everything and the others start with nothing.
+    /// A new pool's part, holding nothing until its worker runs and takes its
+    /// first share. Several pools joining together (the first round of a
+    /// verifier) should all join before any takes its share, or the first
+    /// takes everything and the others start with nothing.
     public func join() -> PoolCapacity {
         PoolCapacity(owner: self, member: split.withLock { $0.join() })
     }

@@ -96,7 +96,9 @@ public final class PoolDiscovery: Service, Sendable {
     }
 
     /// Retires and starts workers. The new ones all join the capacity before
-    /// any takes its first share, so the pools of one round start even.
+    /// any takes its first share (when it runs), so the pools of one round
+    /// start even, but for a pool retiring in the same round: it holds its
+    /// part until its worker has stopped.
     private func apply(_ changes: [PoolDirectory.Change], in group: inout ThrowingDiscardingTaskGroup<any Error>) {
         var joining: [(endpoint: String, capacity: PoolCapacity)] = []
         for change in changes {
