@@ -61,7 +61,7 @@ struct Options: ParsableCommand {
         transform: { try $0.split(separator: ",").map { guard let rate = Double($0), rate > 0 else { throw ValidationError("not a rate: \($0)") }; return rate } })
     var latencyRates = [700.0]
     @Option(help: "--peers' open loop (b): above what the servers sustain, so that the rate each served shows.")
-    var peerRate = 1_500.0
+    var peerRate = 2_000.0
     @Option(
         help: "Which of --peers' servers run, in this order (comma-separated).",
         transform: { $0.split(separator: ",").map(String.init) })

@@ -17,7 +17,7 @@
 ///   nobody asked for is split evenly, so pools that are all idle keep an
 ///   even split and any of them can take a burst at once.
 /// - **Never more than the bound.** A pool is granted at most its target and
-///   at most what the others hold not. A pool holds the largest of its
+///   at most what the others do not hold. A pool holds the largest of its
 ///   share, its share before its last report (its gateway may still be
 ///   using those credits until the READY that shrank them arrives, which is
 ///   long before the next report a heartbeat later) and its requests in
