@@ -48,5 +48,5 @@ public final class PoolCapacity: Sendable {
     func leave() { owner.leave(member) }
 
     /// The worker has stopped: its part goes back to the others.
-    public func release() { owner.remove(member) }
+    func release() { owner.remove(member) }
 }
