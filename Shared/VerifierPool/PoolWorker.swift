@@ -33,7 +33,6 @@ public final class PoolWorker: Service, Sendable {
     public let endpoint: String
     private let socket: ZMQSocketLoop
     private let capacity: PoolCapacity
-    private let gatewayDeadAfter: Duration
     private let handler: Handler
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
@@ -61,7 +60,6 @@ public final class PoolWorker: Service, Sendable {
         var logger = logger
         logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
         self.logger = logger
-        self.gatewayDeadAfter = gatewayDeadAfter
         self.state = Mutex(PoolWorkerStateMachine(share: 0, gatewayDeadAfter: gatewayDeadAfter, now: .now))
     }
 
@@ -74,7 +72,7 @@ public final class PoolWorker: Service, Sendable {
     public func run() async throws {
         defer { capacity.release() }
         let share = capacity.firstShare()
-        state.withLock { $0 = PoolWorkerStateMachine(share: share, gatewayDeadAfter: gatewayDeadAfter, now: .now) }
+        state.withLock { $0 = PoolWorkerStateMachine(share: share, gatewayDeadAfter: $0.gatewayDeadAfter, now: .now) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
             try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: share))]))

@@ -25,7 +25,6 @@ struct PoolWorkerStateMachine: Sendable {
     }
 
     let gatewayDeadAfter: Duration
-    private(set) var share: Int
     private(set) var inFlight = 0
     /// What the gateway is believed to hold: exact but for messages crossing on the wire.
     private(set) var credits: Int
@@ -38,7 +37,6 @@ struct PoolWorkerStateMachine: Sendable {
 
     /// Starts with READY(`share`), which the caller sends.
     init(share: Int, gatewayDeadAfter: Duration, now: ContinuousClock.Instant) {
-        self.share = max(0, share)
         self.credits = max(0, share)
         self.gatewayDeadAfter = gatewayDeadAfter
         self.lastHeard = now
@@ -82,8 +80,7 @@ struct PoolWorkerStateMachine: Sendable {
     /// announce (READY), or nil.
     mutating func tick(share newShare: Int, now: ContinuousClock.Instant) -> Int? {
         guard !leaving else { return nil }
-        share = max(0, newShare)
-        let free = max(0, share - inFlight)
+        let free = max(0, newShare - inFlight)
         // Paranoid Pirate: a gateway silent this long may have restarted and forgotten this
         // worker; announce again, once per silent period.
         if gatewayIsSilent(now: now) && now - lastReannounced > gatewayDeadAfter {

@@ -4,7 +4,7 @@ import Synchronization
 /// (`CapacitySplit` has the rules). `PoolDiscovery` makes one and gives each
 /// worker a `PoolCapacity`.
 public final class VerifierCapacity: Sendable {
-    private let split: Mutex<CapacitySplit>
+    fileprivate let split: Mutex<CapacitySplit>
 
     public init(maxInFlight: Int) {
         split = Mutex(CapacitySplit(capacity: maxInFlight))
@@ -17,14 +17,6 @@ public final class VerifierCapacity: Sendable {
     public func join() -> PoolCapacity {
         PoolCapacity(owner: self, member: split.withLock { $0.join() })
     }
-
-    func share(for member: CapacitySplit.Member, reporting usage: CapacitySplit.Usage?) -> Int {
-        split.withLock { $0.share(for: member, reporting: usage) }
-    }
-
-    func leave(_ member: CapacitySplit.Member) { split.withLock { $0.leave(member) } }
-
-    func remove(_ member: CapacitySplit.Member) { split.withLock { $0.remove(member) } }
 }
 
 /// One pool worker's part of its verifier's in-flight bound: it reports
@@ -39,14 +31,16 @@ public final class PoolCapacity: Sendable {
     }
 
     /// The share to start with, before anything was used.
-    func firstShare() -> Int { owner.share(for: member, reporting: nil) }
+    func firstShare() -> Int { owner.split.withLock { $0.share(for: member, reporting: nil) } }
 
     /// Records what the worker used since its last report and returns its share now.
-    func share(reporting usage: CapacitySplit.Usage) -> Int { owner.share(for: member, reporting: usage) }
+    func share(reporting usage: CapacitySplit.Usage) -> Int {
+        owner.split.withLock { $0.share(for: member, reporting: usage) }
+    }
 
     /// The worker is leaving its pool: it gets nothing more, and what it holds still counts.
-    func leave() { owner.leave(member) }
+    func leave() { owner.split.withLock { $0.leave(member) } }
 
     /// The worker has stopped: its part goes back to the others.
-    func release() { owner.remove(member) }
+    func release() { owner.split.withLock { $0.remove(member) } }
 }
