@@ -28,11 +28,11 @@ public final class PoolWorker: Service, Sendable {
     public typealias Handler = @Sendable (Envelope) async -> Envelope
     /// Task groups the requests in flight are spread over (see `TaskLanes`).
     static let laneCount = 32
-    static let heartbeatInterval: Duration = .seconds(1)
 
     public let endpoint: String
     private let socket: ZMQSocketLoop
     private let capacity: PoolCapacity
+    private let heartbeatInterval: Duration
     private let handler: Handler
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
@@ -44,9 +44,10 @@ public final class PoolWorker: Service, Sendable {
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
     ///   - capacity: its part of the verifier's in-flight bound: the first share is taken when it
     ///     runs, and asked for again every heartbeat.
+    ///   - heartbeatInterval: the protocol's second; tests shorten it to fill queues quickly.
     public init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
-        logger: Logger, handler: @escaping Handler
+        heartbeatInterval: Duration = .seconds(1), logger: Logger, handler: @escaping Handler
     ) {
         self.endpoint = endpoint
         self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
@@ -56,6 +57,7 @@ public final class PoolWorker: Service, Sendable {
             try socket.connect(endpoint)
         }
         self.capacity = capacity
+        self.heartbeatInterval = heartbeatInterval
         self.handler = handler
         var logger = logger
         logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
@@ -178,13 +180,26 @@ public final class PoolWorker: Service, Sendable {
     /// (and READY again once the gateway has been silent, for a gateway
     /// restarted at the address) are how it finds one. Requests and leaving
     /// never wait on this loop.
+    ///
+    /// It never waits on the socket either. A DEALER whose gateway is not
+    /// there (a refresh pool no ledger binds, a gateway down) queues up to
+    /// its high-water mark, about 16 minutes of beats, and a send would then
+    /// wait until the gateway came back: the usage reports would stop with
+    /// it, and the worker would keep its last share of the verifier whatever
+    /// the other pools needed. So a beat that cannot go at once is skipped
+    /// (the next proves life as well), and a READY that cannot is announced
+    /// again next beat. Neither can go only while the queue to the gateway is
+    /// full or has no gateway behind it, and a gateway that hears nothing
+    /// from a worker for 3 s counts it dead and stops using its credits.
     private func heartbeatLoop() async throws {
         while true {
-            try await Task.sleep(for: Self.heartbeatInterval)
-            try await socket.send(PoolFrame.encode(.heartbeat))
+            try await Task.sleep(for: heartbeatInterval)
+            _ = try socket.trySend(PoolFrame.encode(.heartbeat))
             let share = capacity.share(reporting: state.withLock { $0.takeUsage() })
-            if let free = state.withLock({ $0.tick(share: share, now: .now) }) {
-                try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))]))
+            if let free = state.withLock({ $0.tick(share: share, now: .now) }),
+                try !socket.trySend(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))]))
+            {
+                state.withLock { $0.announcementFailed() }
             }
         }
     }

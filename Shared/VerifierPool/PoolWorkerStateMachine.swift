@@ -13,6 +13,10 @@
 /// return until it is under the share again: the protocol cannot take back
 /// requests already sent, so that excess drains as those requests are
 /// answered.
+///
+/// A READY that cannot go at once (the worker's queue to its gateway is
+/// full, or nothing is connected) is not waited for: `announcementFailed`
+/// has the next tick announce again, whatever the credits are then.
 struct PoolWorkerStateMachine: Sendable {
     /// How a leaving worker goes.
     enum Departure: Equatable, Sendable {
@@ -32,6 +36,8 @@ struct PoolWorkerStateMachine: Sendable {
     /// Since the last `takeUsage`: the most requests held at once, and whether the gateway used up its credits.
     private var peak = 0
     private var starved = false
+    /// The last READY did not go: the gateway has not learnt of `credits`.
+    private var announcementPending = false
     private var lastHeard: ContinuousClock.Instant
     private var lastReannounced: ContinuousClock.Instant
 
@@ -85,12 +91,21 @@ struct PoolWorkerStateMachine: Sendable {
         // worker; announce again, once per silent period.
         if gatewayIsSilent(now: now) && now - lastReannounced > gatewayDeadAfter {
             lastReannounced = now
-            credits = free
-            return free
+            return announce(free)
         }
-        guard credits != free else { return nil }
+        guard credits != free || announcementPending else { return nil }
+        return announce(free)
+    }
+
+    private mutating func announce(_ free: Int) -> Int {
         credits = free
+        announcementPending = false
         return free
+    }
+
+    /// The READY the last tick returned could not be sent: the next tick returns one again.
+    mutating func announcementFailed() {
+        announcementPending = true
     }
 
     /// Asked to leave (graceful shutdown, or its address left DNS).

@@ -189,6 +189,17 @@ public final class ZMQSocketLoop: Sendable {
         }
     }
 
+    /// Hands `frames` to libzmq now, or not at all: false, having sent
+    /// nothing, when the loop does not run yet, older messages wait, or
+    /// libzmq would block (high-water mark, no peer). Never suspends, so a
+    /// loop that must go on whatever the peer does (a heartbeat) can skip a
+    /// message instead of waiting. Throws what libzmq refused it with, and
+    /// `EINVAL` for an empty message.
+    public func trySend(_ frames: [[UInt8]]) throws(ZMQError) -> Bool {
+        guard !frames.isEmpty else { throw ZMQError(code: EINVAL, operation: "zmq_send") }
+        return try sendDirectly(frames)
+    }
+
     /// The next message (all its frames), in arrival order. May be called
     /// before `run()`. Throws `Closed` once the loop stopped, and
     /// `CancellationError` when the task is cancelled while waiting; a message

@@ -28,6 +28,20 @@ import Testing
         #expect(worker.tick(share: 8, now: t0 + .seconds(2)) == nil)
     }
 
+    @Test func aReadyThatCouldNotGoIsAnnouncedAgainAtEachTickUntilItGoes() {
+        var worker = machine()
+        worker.took(now: t0)
+        #expect(worker.tick(share: 8, now: t0 + .seconds(1)) == 7)
+        worker.announcementFailed()
+        // Unchanged share and credits: announced again all the same, with what is free now.
+        worker.took(now: t0 + .seconds(1))
+        #expect(worker.tick(share: 8, now: t0 + .seconds(2)) == 6)
+        worker.announcementFailed()
+        #expect(worker.tick(share: 8, now: t0 + .seconds(3)) == 6)
+        // It went: nothing more to say.
+        #expect(worker.tick(share: 8, now: t0 + .seconds(4)) == nil)
+    }
+
     @Test func aSmallerShareTakesBackCreditsAndTheExcessDrainsAsItIsAnswered() {
         var worker = machine(share: 8)
         for _ in 0..<6 { worker.took(now: t0) }

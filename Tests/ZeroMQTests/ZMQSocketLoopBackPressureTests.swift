@@ -1,3 +1,4 @@
+import Foundation
 import CZeroMQ
 import Testing
 
@@ -90,6 +91,35 @@ import Testing
             }
         }
         #expect(accepted.value == count)
+    }
+
+    @Test func trySendTakesWhatLibzmqTakesAtOnceAndQueuesNothing() async throws {
+        // A DEALER connected where nobody listens yet queues up to its high-water mark, then would block.
+        let path = "\(NSTemporaryDirectory())storekeeper-trysend-\(UInt32.random(in: 0...UInt32.max)).sock"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let endpoint = "ipc://\(path)"
+        let dealer = ZMQSocketLoop(context: context, type: .dealer) { socket in
+            try socket.setSendHighWaterMark(3)
+            try socket.connect(endpoint)
+        }
+        #expect(try dealer.trySend([bytes("before run")]) == false)
+        try await withRunning([dealer]) {
+            #expect(await eventually { (try? dealer.trySend([frame(0)])) == true })
+            var taken = 1
+            while taken < 1_000, try dealer.trySend([frame(taken)]) { taken += 1 }
+            #expect(taken < 1_000, "libzmq takes only up to its high-water mark")
+            #expect(dealer.queuedSendCount == 0)
+            #expect(throws: ZMQError(code: EINVAL, operation: "zmq_send")) { try dealer.trySend([]) }
+
+            // Once a peer is there, exactly what was taken arrives, in order.
+            let router = try ZMQSocket(context: context, type: .router)
+            try router.setLinger(milliseconds: 0)
+            try router.bind(endpoint)
+            for seq in 0..<taken {
+                #expect(try await router.receive(within: .seconds(10))?.last == frame(seq))
+            }
+            #expect(try await router.receive(within: .milliseconds(100)) == nil)
+        }
     }
 
     @Test func aMandatoryRouterFailsTheSenderForAnUnknownPeer() async throws {
