@@ -33,6 +33,24 @@ import Testing
         #expect(value["g"] == .double(9_223_372_036_854_775_808))
     }
 
+    @Test func aCallerMayRefuseWhatReadsButNotAsOneThing() throws {
+        for (text, ambiguity) in [
+            (#"{"a": 1, "a": 2}"#, JSONValueParser.Ambiguity.repeatedKey),
+            (#"["\ud800"]"#, .loneSurrogate), (#"["\udc00\ud800"]"#, .loneSurrogate),
+            (#"["\ud800\u0041"]"#, .loneSurrogate), (#"["x\ud83d"]"#, .loneSurrogate),
+        ] {
+            #expect(throws: JSONValueParser.Invalid.self) { try JSONValueParser.parse(Array(text.utf8), rejectingAmbiguity: true) }
+            do {
+                _ = try JSONValueParser.parse(Array(text.utf8), rejectingAmbiguity: true)
+            } catch {
+                #expect(error.ambiguity == ambiguity, "\(text)")
+            }
+            // Apple's answers read as ever.
+            #expect(throws: Never.self) { try JSONValueParser.parse(Array(text.utf8)) }
+        }
+        #expect(try JSONValueParser.parse(Array(#"["\ud83d\ude00"]"#.utf8), rejectingAmbiguity: true) == .array([.string("😀")]))
+    }
+
     @Test(arguments: [
         "", "{", "{\"a\":}", "{\"a\" 1}", "[1,]", "[1 2]", "01", "1.", "1e", "-", "\"open", "tru", "nul",
         "{\"a\":1}x", "\"\\x\"", "\"\\u12\"", "\"tab\there\"", "{1:2}", "-01", "1.5e", "1e400",

@@ -86,6 +86,10 @@ struct ReceiptSubmissionTests {
         ("\"u\"", "the body is not a JSON object"),
         (#"{"user_id":"a","receipt_data":"QQ==","user_id":"b"}"#, "the body repeats a field"),
         (#"{"user_id":"a","receipt_data":"QQ==","x":{"k":1,"k":2}}"#, "the body repeats a field"),
+        // Read as U+FFFD, "\ud800" and "\udfff" would be one user.
+        (#"{"user_id":"a\ud800","receipt_data":"QQ=="}"#, "the body escapes half of a UTF-16 surrogate pair"),
+        (#"{"user_id":"a\udfff\ud800","receipt_data":"QQ=="}"#, "the body escapes half of a UTF-16 surrogate pair"),
+        (#"{"user_id":"a\ud800\u0041","receipt_data":"QQ=="}"#, "the body escapes half of a UTF-16 surrogate pair"),
     ])
     func refusalMessages(_ body: String, _ message: String) {
         #expect(throws: IntakeError.badRequest(message)) { try parse(body) }
@@ -101,6 +105,10 @@ struct ReceiptSubmissionTests {
     @Test func aByteOrderMarkBeforeTheJSONIsSkipped() throws {
         let body = [0xEF, 0xBB, 0xBF] + Array(#"{"user_id":"u","receipt_data":"QQ=="}"#.utf8)
         #expect(try ReceiptSubmission.parse(contentType: "application/json", body: body).userID == "u")
+    }
+
+    @Test func aSurrogatePairEscapeIsOneCharacter() throws {
+        #expect(try parse(#"{"user_id":"\ud83d\ude00","receipt_data":"QQ=="}"#).userID == "😀")
     }
 
     @Test func nullFieldsAreAbsentAndEscapesAreRead() throws {

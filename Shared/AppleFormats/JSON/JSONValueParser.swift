@@ -8,21 +8,31 @@
 public struct JSONValueParser {
     public struct Invalid: Error, Equatable {
         public let offset: Int
-        /// Set when the text is JSON but an object repeats a key, and the caller refused that.
-        public var repeatedKey = false
+        /// Set when the text is JSON but ambiguous, and the caller refused that.
+        public var ambiguity: Ambiguity?
+    }
+
+    /// JSON that reads, but not as one thing: refused in a client's request, taken in Apple's answers.
+    public enum Ambiguity: Equatable, Sendable {
+        /// An object names a key twice (otherwise the last value wins).
+        case repeatedKey
+        /// A `\uD800`-`\uDFFF` escape without its other half (otherwise U+FFFD, so
+        /// that strings which differ read alike).
+        case loneSurrogate
     }
 
     public static let maximumDepth = 128
 
     private let bytes: [UInt8]
     private var index = 0
-    private var rejectingRepeatedKeys = false
+    private var rejectingAmbiguity = false
 
-    /// - Parameter rejectingRepeatedKeys: refuse an object that repeats a key. Without
-    ///   it the last value wins, as for Apple's answers; a client's request is ambiguous.
-    public static func parse(_ bytes: [UInt8], rejectingRepeatedKeys: Bool = false) throws(Invalid) -> JSONValue {
+    /// - Parameter rejectingAmbiguity: refuse text that reads but not as one
+    ///   thing (`Ambiguity`), as a client's request must be. Without it, the
+    ///   reading Apple's answers get.
+    public static func parse(_ bytes: [UInt8], rejectingAmbiguity: Bool = false) throws(Invalid) -> JSONValue {
         var parser = JSONValueParser(bytes: bytes)
-        parser.rejectingRepeatedKeys = rejectingRepeatedKeys
+        parser.rejectingAmbiguity = rejectingAmbiguity
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw Invalid(offset: parser.index) }
@@ -81,8 +91,8 @@ public struct JSONValueParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid }
             index += 1
             let member = try value(depth: depth + 1)
-            if members.updateValue(member, forKey: key) != nil, rejectingRepeatedKeys {
-                throw Invalid(offset: index, repeatedKey: true)
+            if members.updateValue(member, forKey: key) != nil, rejectingAmbiguity {
+                throw Invalid(offset: index, ambiguity: .repeatedKey)
             }
             skipWhitespace()
             guard index < bytes.count else { throw invalid }
@@ -164,7 +174,7 @@ public struct JSONValueParser {
     /// `\uXXXX` (index on the `u`), a surrogate pair as one scalar; its UTF-8. Leaves index on the last hex digit.
     private mutating func unicodeEscape() throws(Invalid) -> [UInt8] {
         var scalar = try hex4()
-        // A high surrogate joins the low one right after it; any surrogate left alone is U+FFFD.
+        // A high surrogate joins the low one right after it; any surrogate left alone is ambiguous.
         if (0xD800..<0xDC00).contains(scalar), index + 6 < bytes.count, bytes[index + 1] == UInt8(ascii: "\\"),
             bytes[index + 2] == UInt8(ascii: "u")
         {
@@ -177,7 +187,11 @@ public struct JSONValueParser {
                 index = resume  // not a pair: the next escape is read on its own
             }
         }
-        return Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
+        guard let character = Unicode.Scalar(scalar) else {
+            if rejectingAmbiguity { throw Invalid(offset: index, ambiguity: .loneSurrogate) }
+            return Array("\u{FFFD}".utf8)
+        }
+        return Array(String(Character(character)).utf8)
     }
 
     private mutating func hex4() throws(Invalid) -> UInt32 {

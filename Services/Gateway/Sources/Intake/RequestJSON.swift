@@ -6,8 +6,9 @@ import AppleFormats
 /// about 35,000 instructions per receipt, a third of reading the request; the
 /// parser a fraction of that.) Where this is stricter: a repeated key is
 /// refused (JSONDecoder kept the first `user_id` of two, silently), the text
-/// must be UTF-8 (after an optional byte-order mark), and a lone surrogate
-/// escape reads as U+FFFD.
+/// must be UTF-8 (after an optional byte-order mark), and so must every
+/// escape: a lone surrogate (`"\uD800"`) is refused, where reading it as
+/// U+FFFD would make two different user ids one.
 struct RequestJSON {
     private let object: [String: JSONValue]
 
@@ -17,9 +18,15 @@ struct RequestJSON {
         guard String(validating: text, as: UTF8.self) != nil else { throw .badRequest("the body is not a JSON object") }
         let value: JSONValue
         do {
-            value = try JSONValueParser.parse(text, rejectingRepeatedKeys: true)
+            value = try JSONValueParser.parse(text, rejectingAmbiguity: true)
         } catch {
-            throw .badRequest(error.repeatedKey ? "the body repeats a field" : "the body is not a JSON object")
+            let message =
+                switch error.ambiguity {
+                case .repeatedKey?: "the body repeats a field"
+                case .loneSurrogate?: "the body escapes half of a UTF-16 surrogate pair"
+                case nil: "the body is not a JSON object"
+                }
+            throw .badRequest(message)
         }
         guard case .object(let object) = value else { throw .badRequest("the body is not a JSON object") }
         self.object = object
