@@ -1,6 +1,7 @@
 import AppleJWS
 import Crypto
 import Foundation
+import StorekeeperCore
 import Testing
 
 /// The App Store Server API across processes: a verifier refuses to start on
@@ -116,11 +117,47 @@ import Testing
         await simulator.stop()
     }
 
+    @Test func theCLITrustsAnHTTPSSimulatorThroughTheCAFileAsTheVerifiersDo() async throws {
+        let tlsAddress = "127.0.0.1:\(try freeLoopbackPort())"
+        let simulator = try await SimulatorProcess(extraEnvironment: ["STOREKEEPER_SIM_TLS_ADDR": tlsAddress])
+        let caFile = try SimulatorTLSCertificate.writeCertificate()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        do {
+            let bought = try await simulator.admin(
+                "/admin/purchases",
+                ["account": "tls", "product_id": "com.example.pro.monthly", "type": "auto_renewable", "environment": "sandbox"])
+            let original = try #require(bought["original_transaction_id"] as? String)
+            let https = "https://\(tlsAddress)"
+
+            let trusted = try await cli(["history", original], url: https, environment: ["STOREKEEPER_APPLE_CA_FILE": caFile])
+            #expect(trusted.status == 0, "\(trusted.output)")
+            #expect(trusted.output.contains("history (Sandbox): 1 transaction"), "\(trusted.output)")
+            // The system's certificates do not know the simulator's: Apple unreachable until the deadline.
+            let untrusted = try await cli(["history", original], url: https, environment: ["STOREKEEPER_VERIFY_DEADLINE_MS": "1500"])
+            #expect(untrusted.status != 0, "\(untrusted.output)")
+            #expect(!untrusted.output.contains("history (Sandbox)"), "\(untrusted.output)")
+            let unreadable = try await cli(
+                ["history", original], url: https, environment: ["STOREKEEPER_APPLE_CA_FILE": "/nonexistent/ca.pem"])
+            #expect(unreadable.status == 78)
+            #expect(unreadable.output.contains("STOREKEEPER_APPLE_CA_FILE"), "\(unreadable.output)")
+        } catch {
+            await simulator.stop()
+            throw error
+        }
+        await simulator.stop()
+    }
+
     /// `storekeeper apple --sim --sim-url ... ARGS`, to its end.
     func cli(_ arguments: [String], _ simulator: SimulatorProcess) async throws -> (status: Int32?, output: String) {
+        try await cli(arguments, url: simulator.base)
+    }
+
+    func cli(
+        _ arguments: [String], url: String, environment: [String: String] = [:]
+    ) async throws -> (status: Int32?, output: String) {
         let child = try ChildProcess(
-            "storekeeper", arguments: ["apple"] + [arguments[0], "--sim", "--sim-url", simulator.base] + arguments.dropFirst(),
-            environment: ["STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"])
+            "storekeeper", arguments: ["apple"] + [arguments[0], "--sim", "--sim-url", url] + arguments.dropFirst(),
+            environment: environment.merging(["STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"]) { $1 })
         let status = await child.waitForExit(timeout: .seconds(60))
         if status == nil { await child.stop() }
         return (status, child.captured)

@@ -22,9 +22,7 @@ public enum VerifierApplication {
     /// receipts, and a readable `STOREKEEPER_APPLE_CA_FILE` when set.
     public static func validate(_ configuration: StorekeeperConfiguration) throws {
         try configuration.apple.requireBundleIDs()
-        if let caFile = configuration.apple.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw ConfigurationError(variable: ConfigurationVariable.appleCAFile.rawValue, reason: "cannot read \(caFile)")
-        }
+        _ = try configuration.apple.readableCAFile()
         _ = try ServerAPIClientConfiguration.load(configuration)
         try configuration.requireServerAPIForReceipts()
     }

@@ -1,3 +1,4 @@
+import Foundation
 /// How the verifier pool talks to Apple.
 public struct AppleSettings: Sendable {
     /// `STOREKEEPER_APPLE_PRODUCTION_URL`: tried first for every receipt.
@@ -36,6 +37,16 @@ public struct AppleSettings: Sendable {
         throw ConfigurationError(
             variable: ConfigurationVariable.bundleIDs.rawValue,
             reason: "required: the comma list of your apps' bundle ids (without it any app's receipt would be credited)")
+    }
+
+    /// `STOREKEEPER_APPLE_CA_FILE` when set, once it is known to be readable:
+    /// curl would only fail each call, as Apple being unreachable.
+    public func readableCAFile() throws(ConfigurationError) -> String? {
+        guard let caFile else { return nil }
+        guard FileManager.default.isReadableFile(atPath: caFile) else {
+            throw ConfigurationError(variable: ConfigurationVariable.appleCAFile.rawValue, reason: "cannot read \(caFile)")
+        }
+        return caFile
     }
 
     public init(reader: EnvironmentReader) throws(ConfigurationError) {
