@@ -9,7 +9,7 @@ import Logging
 protocol ReceiptBackend: Sendable {
     /// What of the request this backend's answer depends on: requests in
     /// flight together with equal keys share one answer.
-    func coalescingKey(_ request: VerifyRequest) -> ReceiptCoalescingKey
+    func coalescingKey(_ request: VerifyRequest, digest: String) -> ReceiptCoalescingKey
 
     /// The receipt's result, or why there is none. `digest` is the receipt's
     /// SHA-256 in hex; `logger` already carries `request.id` and `receipt.sha256`.
@@ -20,8 +20,10 @@ protocol ReceiptBackend: Sendable {
 
 /// The parts of a verify request one answer stands for. A part a backend
 /// does not read is nil, so requests differing only in it share its answer.
+/// The receipt stands as its SHA-256, computed anyway: hashing and comparing
+/// the receipt itself (kilobytes) cost a pass over it at each look-up.
 struct ReceiptCoalescingKey: Hashable, Sendable {
-    let receipt: String
+    let receiptSHA256: String
     var excludeOldTransactions: Bool? = nil
     var start: AppleEnvironment? = nil
 }

@@ -66,7 +66,7 @@ public final class ReceiptVerifier: Sendable {
         var logger = logger
         logger[metadataKey: "request.id"] = "\(requestID)"
         logger[metadataKey: "receipt.sha256"] = "\(digest.prefix(16))"
-        let (result, shared) = await coalescer.run(backend.coalescingKey(request)) {
+        let (result, shared) = await coalescer.run(backend.coalescingKey(request, digest: digest)) {
             await self.backend.verify(request, digest: digest, deadline: deadline, logger: logger)
         }
         if shared { metrics.coalesced.increment() }

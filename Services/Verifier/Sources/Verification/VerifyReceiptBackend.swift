@@ -32,9 +32,9 @@ final class VerifyReceiptBackend: ReceiptBackend {
     }
 
     /// Apple's answer depends on all three: exclude-old-transactions is sent, and the start decides the fallback.
-    func coalescingKey(_ request: VerifyRequest) -> ReceiptCoalescingKey {
+    func coalescingKey(_ request: VerifyRequest, digest: String) -> ReceiptCoalescingKey {
         ReceiptCoalescingKey(
-            receipt: request.receiptData, excludeOldTransactions: request.excludeOldTransactions,
+            receiptSHA256: digest, excludeOldTransactions: request.excludeOldTransactions,
             start: request.startEnvironment)
     }
 

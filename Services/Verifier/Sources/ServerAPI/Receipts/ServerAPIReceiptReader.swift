@@ -174,8 +174,8 @@ extension ServerAPIReceiptReader: ReceiptBackend {
     /// The receipt alone: the history is read the same whatever `exclude_old_transactions`
     /// and the start environment say (production first, sandbox on 4040010), so a client's
     /// request and the ledger's refresh of the same receipt share one read.
-    func coalescingKey(_ request: VerifyRequest) -> ReceiptCoalescingKey {
-        ReceiptCoalescingKey(receipt: request.receiptData)
+    func coalescingKey(_ request: VerifyRequest, digest: String) -> ReceiptCoalescingKey {
+        ReceiptCoalescingKey(receiptSHA256: digest)
     }
 
     func verify(
