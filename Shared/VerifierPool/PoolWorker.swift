@@ -39,18 +39,31 @@ public final class PoolWorker: Service, Sendable {
     private let leaveRequest = LeaveRequest()
     /// Rung when the worker comes to hold nothing: a leaving worker waits for it, instead of polling.
     private let idle = Doorbell()
+    /// Heartbeats that could not go at once (diagnostics and tests).
+    private let skippedBeats = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
     ///   - capacity: its part of the verifier's in-flight bound: the first share is taken when it
     ///     runs, and asked for again every heartbeat.
-    ///   - heartbeatInterval: the protocol's second; tests shorten it to fill queues quickly.
-    public init(
+    public convenience init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
-        heartbeatInterval: Duration = .seconds(1), logger: Logger, handler: @escaping Handler
+        logger: Logger, handler: @escaping Handler
+    ) {
+        self.init(
+            context: context, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter,
+            heartbeatInterval: .seconds(1), sendHighWaterMark: nil, logger: logger, handler: handler)
+    }
+
+    /// For tests: beats other than the protocol's second, and a queue to the
+    /// gateway shorter than libzmq's 1,000 messages (nil), to fill it quickly.
+    init(
+        context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration,
+        heartbeatInterval: Duration, sendHighWaterMark: Int?, logger: Logger, handler: @escaping Handler
     ) {
         self.endpoint = endpoint
         self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
+            if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
             try socket.setLinger(milliseconds: 1_000)
             try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 2_000)
             if PoolEndpoint.isIPv6(endpoint) { try socket.setIPv6(true) }
@@ -71,6 +84,9 @@ public final class PoolWorker: Service, Sendable {
     /// Whether the gateway has been silent past `gatewayDeadAfter` (diagnostics and tests).
     public var gatewayIsSilent: Bool { state.withLock { $0.gatewayIsSilent(now: .now) } }
 
+    /// Heartbeats skipped because the queue to the gateway was full.
+    var skippedHeartbeats: Int { skippedBeats.load(ordering: .relaxed) }
+
     public func run() async throws {
         defer { capacity.release() }
         let share = capacity.firstShare()
@@ -78,7 +94,17 @@ public final class PoolWorker: Service, Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
             try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: share))]))
-            group.addTask { try await self.heartbeatLoop() }
+            group.addTask {
+                do {
+                    try await self.heartbeatLoop()
+                } catch let error as ZMQError {
+                    // Nobody awaits this task: without its beats the gateway would count the worker
+                    // dead while it went on idle. Stopping the socket ends the worker with it.
+                    self.logger.error("pool heartbeat failed; the worker stops", metadata: ["error": "\(error)"])
+                    self.socket.stop()
+                    throw error
+                }
+            }
             // Requests run as children of a few lanes (thousands in one group cost a walk of the
             // group's list per completion); leaving waits for every one of them, or cancels them all.
             let perform: @Sendable ((id: [UInt8], frame: [UInt8])) async -> Void = {
@@ -182,20 +208,22 @@ public final class PoolWorker: Service, Sendable {
     /// never wait on this loop.
     ///
     /// It never waits on the socket either. A DEALER whose gateway is not
-    /// there (a refresh pool no ledger binds, a gateway down) queues up to
-    /// its high-water mark, about 16 minutes of beats, and a send would then
-    /// wait until the gateway came back: the usage reports would stop with
-    /// it, and the worker would keep its last share of the verifier whatever
-    /// the other pools needed. So a beat that cannot go at once is skipped
-    /// (the next proves life as well), and a READY that cannot is announced
-    /// again next beat. Neither can go only while the queue to the gateway is
-    /// full or has no gateway behind it, and a gateway that hears nothing
-    /// from a worker for 3 s counts it dead and stops using its credits.
+    /// there (a refresh pool no ledger binds, a gateway down) queues its
+    /// messages up to its high-water mark (1,000: over ten minutes of beats),
+    /// and a send would then wait until the gateway came back: the usage
+    /// reports would stop with it, and the worker would keep its last share
+    /// of the verifier whatever the other pools needed. So a beat that cannot
+    /// go at once is skipped, and a READY that cannot is announced again next
+    /// beat. Either cannot go only while libzmq's queue to the gateway is
+    /// full, and the messages queued ahead of a skipped beat prove life as
+    /// well as it would. Until a READY has gone, the usage reports say so
+    /// while the gateway is heard from, and the split keeps counting the
+    /// share the gateway last learnt of (`takeUsage` says why not after).
     private func heartbeatLoop() async throws {
         while true {
             try await Task.sleep(for: heartbeatInterval)
-            _ = try socket.trySend(PoolFrame.encode(.heartbeat))
-            let share = capacity.share(reporting: state.withLock { $0.takeUsage() })
+            if try !socket.trySend(PoolFrame.encode(.heartbeat)) { skippedBeats.add(1, ordering: .relaxed) }
+            let share = capacity.share(reporting: state.withLock { $0.takeUsage(now: .now) })
             if let free = state.withLock({ $0.tick(share: share, now: .now) }),
                 try !socket.trySend(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))]))
             {

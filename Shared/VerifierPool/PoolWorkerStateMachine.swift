@@ -14,9 +14,10 @@
 /// requests already sent, so that excess drains as those requests are
 /// answered.
 ///
-/// A READY that cannot go at once (the worker's queue to its gateway is
-/// full, or nothing is connected) is not waited for: `announcementFailed`
-/// has the next tick announce again, whatever the credits are then.
+/// A READY that cannot go at once (libzmq's queue to the gateway is full) is
+/// not waited for: `announcementFailed` has the next tick announce again,
+/// whatever the credits are then, and the usage reports say a READY is
+/// pending meanwhile.
 struct PoolWorkerStateMachine: Sendable {
     /// How a leaving worker goes.
     enum Departure: Equatable, Sendable {
@@ -68,12 +69,20 @@ struct PoolWorkerStateMachine: Sendable {
     }
 
     /// What the worker used since the last call, for its verifier's capacity split.
-    mutating func takeUsage() -> CapacitySplit.Usage {
+    ///
+    /// A pending READY is reported only while the gateway is heard from: one
+    /// silent past `gatewayDeadAfter` is gone, restarted (it forgot the
+    /// credits), or cut off from this worker, whose queue to it is full and
+    /// whose messages therefore do not reach it either, so it has counted the
+    /// worker dead and dropped its credits too.
+    mutating func takeUsage(now: ContinuousClock.Instant) -> CapacitySplit.Usage {
         defer {
             peak = inFlight
             starved = false
         }
-        return CapacitySplit.Usage(inFlight: inFlight, peak: peak, starved: starved)
+        return CapacitySplit.Usage(
+            inFlight: inFlight, peak: peak, starved: starved,
+            announcementPending: announcementPending && !gatewayIsSilent(now: now))
     }
 
     /// A REPLY went out: it gives its credit back (a leaving worker's credits no longer count).

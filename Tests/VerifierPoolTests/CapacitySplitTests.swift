@@ -59,6 +59,26 @@ import Testing
         #expect(split.share(for: refresh, reporting: Self.idle) == 2048)
     }
 
+    @Test func aShareWhoseReadyCouldNotGoStaysHeldUntilOneHasGone() {
+        var split = CapacitySplit(capacity: 4096)
+        let (gateway, refresh) = (split.join(), split.join())
+        _ = (split.share(for: gateway, reporting: nil), split.share(for: refresh, reporting: nil))
+        #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
+        // The refresh pool shrinks to the minimum, but its READY saying so cannot go (its queue is full).
+        #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
+        var pending = Self.idle
+        pending.announcementPending = true
+        // Report after report its gateway may still be using its 2,048: none of it is handed on.
+        for _ in 0..<3 {
+            #expect(split.share(for: refresh, reporting: pending) == CapacitySplit.minimumDemand)
+            #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
+        }
+        // The READY went after the last of those reports (a heartbeat's READY follows its report): by
+        // the next report its gateway knows, and the gateway gets the rest.
+        #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
+        #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 4096 - CapacitySplit.minimumDemand)
+    }
+
     @Test func aPoolDrainingOverItsShareHoldsWhatItHasInFlight() {
         var split = CapacitySplit(capacity: 4096)
         let first = split.join()
@@ -91,7 +111,8 @@ import Testing
     }
 
     /// Gateways that send on the credits they know of, READYs that arrive at
-    /// any time before the worker's next report, pools that join and leave,
+    /// any time before the worker's next report or cannot go and are tried
+    /// again at the next, pools that join and leave,
     /// reports in any order: what gateways may have outstanding never adds up
     /// to more than the bound.
     @Test func theBoundHoldsWhateverThePoolsDo() {
@@ -100,6 +121,9 @@ import Testing
             var share = 0
             /// The share its gateway knows of: the last READY that arrived.
             var known = 0
+            /// Whether the last READY went (one may not: its worker's queue was full) and
+            /// so arrives; one that did not is tried again at the next heartbeat.
+            var readyWent = true
             var inFlight = 0
             var peak = 0
             var starved = false
@@ -129,12 +153,14 @@ import Testing
                 case 3...4:  // replies
                     pool.inFlight = roll(pool.inFlight + 1)
                 case 5:  // the pending READY (or DISCONNECT) arrives
-                    pool.known = pool.share
-                case 6...8:  // a heartbeat: the last READY has long arrived; report, get a share, send READY
-                    pool.known = pool.share
-                    let usage = Usage(inFlight: pool.inFlight, peak: pool.peak, starved: pool.starved)
+                    if pool.readyWent { pool.known = pool.share }
+                case 6...8:  // a heartbeat: the last READY that went has long arrived; report, get a share, send READY
+                    if pool.readyWent { pool.known = pool.share }
+                    let usage = Usage(
+                        inFlight: pool.inFlight, peak: pool.peak, starved: pool.starved, announcementPending: !pool.readyWent)
                     (pool.peak, pool.starved) = (pool.inFlight, false)
                     pool.share = split.share(for: pool.member, reporting: usage)
+                    pool.readyWent = pool.leaving || roll(3) != 0
                 default:  // pools come and go
                     if pool.leaving && pool.inFlight == 0 && pool.known == 0 && pools.count > 1 {
                         split.remove(pool.member)
@@ -142,7 +168,8 @@ import Testing
                         continue
                     } else if !pool.leaving && roll(4) == 0 {
                         split.leave(pool.member)
-                        (pool.leaving, pool.share) = (true, 0)
+                        // DISCONNECT waits for its queue: it always goes.
+                        (pool.leaving, pool.share, pool.readyWent) = (true, 0, true)
                     } else if pools.count < 5 {
                         var joined = Pool(member: split.join())
                         joined.share = split.share(for: joined.member, reporting: nil)

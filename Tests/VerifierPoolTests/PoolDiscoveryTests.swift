@@ -1,5 +1,5 @@
-import Foundation
 import Contracts
+import Foundation
 import Logging
 import ServiceLifecycle
 import Testing
@@ -20,7 +20,6 @@ import ZeroMQ
 
     func discovery(
         endpoints: [String], maxInFlight: Int = 8, gatewayDeadAfter: Duration = .seconds(3),
-        heartbeatInterval: @escaping @Sendable (_ endpoint: String) -> Duration = { _ in .seconds(1) },
         built: Latest<PoolWorker>? = nil
     ) -> PoolDiscovery {
         let zmq = zmq
@@ -30,8 +29,8 @@ import ZeroMQ
             logger: quietLogger
         ) { endpoint, capacity in
             let worker = PoolWorker(
-                context: zmq, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter,
-                heartbeatInterval: heartbeatInterval(endpoint), logger: quietLogger, handler: handler.handle)
+                context: zmq, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter, logger: quietLogger,
+                handler: handler.handle)
             built?.set(worker)
             return worker
         }
@@ -211,29 +210,35 @@ import ZeroMQ
     }
 
     @Test func aPoolNobodyBindsStillReportsItsUseSoTheOthersGetWhatItDoesNotNeed() async throws {
-        // The refresh pool's endpoint, which no ledger binds: the worker's DEALER queues its beats
-        // there up to its high-water mark (1,000 messages): a second, at a millisecond a beat. (The
-        // gateway's worker beats as ever: a READY every millisecond would cross requests on the wire,
-        // and each crossing grants the gateway those requests again until the next READY.)
-        let path = "\(NSTemporaryDirectory())storekeeper-unbound-\(UInt32.random(in: 0...UInt32.max)).sock"
+        // The refresh pool's endpoint, which no ledger binds: its worker's DEALER queues what it sends
+        // there up to its high-water mark (4 messages here, libzmq's 1,000 in production), then would wait.
+        let unbound = "ipc://\(NSTemporaryDirectory())storekeeper-unbound-\(UInt32.random(in: 0...UInt32.max)).sock"
         let built = Latest<PoolWorker>()
+        let unboundWorker = Latest<PoolWorker>()
         resolver.set(Self.name, .addresses(["127.0.0.1"]))
         try await withGateway { gateway in
-            // The gateway's worker is built last: `built` holds it.
-            let discovery = discovery(
-                endpoints: ["ipc://\(path)", "tcp://\(Self.name):\(gateway.port)"], maxInFlight: 256,
-                gatewayDeadAfter: .milliseconds(1_500),
-                heartbeatInterval: { $0.hasPrefix("ipc://") ? .milliseconds(1) : .seconds(1) }, built: built)
+            let discovery = PoolDiscovery(
+                endpoints: [unbound, "tcp://\(Self.name):\(gateway.port)"], maxInFlight: 256, resolver: resolver,
+                resolveInterval: .milliseconds(50), logger: quietLogger
+            ) { [zmq, handler] endpoint, capacity in
+                let isUnbound = endpoint == unbound
+                let worker = PoolWorker(
+                    context: zmq, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: .milliseconds(1_500),
+                    heartbeatInterval: .seconds(1), sendHighWaterMark: isUnbound ? 4 : nil, logger: quietLogger,
+                    handler: handler.handle)
+                (isUnbound ? unboundWorker : built).set(worker)
+                return worker
+            }
             try await withRunning(discovery) {
                 #expect(await eventually { gateway.client.workerCount == 1 })
-                // Past the high-water mark: a worker that waited to send its beat would report no more.
-                try await Task.sleep(for: .seconds(2))
+                // Its queue is full: a worker that waited to send would report nothing from here on.
+                #expect(await eventually { (unboundWorker.current?.skippedHeartbeats ?? 0) >= 2 })
                 let held = (0..<256).map { index in
                     Task { try await gateway.client.verify(request("hold-\(index)", deadline: .seconds(60))) }
                 }
                 // The unbound pool is idle and keeps the minimum; the gateway gets the rest.
                 #expect(await eventually { handler.holding == 256 - CapacitySplit.minimumDemand })
-                #expect(gateway.client.inFlightCount == 256 - CapacitySplit.minimumDemand)
+                #expect(await eventually { gateway.client.inFlightCount == 256 - CapacitySplit.minimumDemand })
                 // A silent gateway's worker drops what it holds when it leaves, instead of waiting an hour.
                 await gateway.stop()
                 for task in held { _ = await task.result }

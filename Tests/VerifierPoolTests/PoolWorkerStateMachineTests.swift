@@ -37,9 +37,35 @@ import Testing
         worker.took(now: t0 + .seconds(1))
         #expect(worker.tick(share: 8, now: t0 + .seconds(2)) == 6)
         worker.announcementFailed()
+        worker.heard(now: t0 + .seconds(3))
         #expect(worker.tick(share: 8, now: t0 + .seconds(3)) == 6)
         // It went: nothing more to say.
+        worker.heard(now: t0 + .seconds(4))
         #expect(worker.tick(share: 8, now: t0 + .seconds(4)) == nil)
+    }
+
+    @Test func aPendingReadyIsReportedWhileTheGatewayIsHeardFrom() {
+        var worker = machine()
+        #expect(worker.tick(share: 8, now: t0 + .seconds(1)) == 8)
+        worker.announcementFailed()
+        // The gateway may still use the credits it last learnt of: the split must keep counting them.
+        #expect(worker.takeUsage(now: t0 + .seconds(2)).announcementPending)
+        // Silent past gatewayDeadAfter, it has dropped this worker's credits too: nothing to count.
+        #expect(worker.takeUsage(now: t0 + .milliseconds(3_100)).announcementPending == false)
+        worker.heard(now: t0 + .seconds(4))
+        #expect(worker.takeUsage(now: t0 + .seconds(4)).announcementPending)
+        #expect(worker.tick(share: 8, now: t0 + .seconds(4)) == 8)
+        #expect(worker.takeUsage(now: t0 + .seconds(4)).announcementPending == false)
+    }
+
+    @Test func aReadyToASilentGatewayThatCouldNotGoIsTriedAgainAtTheNextTick() {
+        var worker = machine()
+        // Silent past gatewayDeadAfter: told again, but the READY cannot go.
+        #expect(worker.tick(share: 4, now: t0 + .milliseconds(3_100)) == 4)
+        worker.announcementFailed()
+        // Within the same silent period, but pending: tried again until it goes.
+        #expect(worker.tick(share: 4, now: t0 + .milliseconds(4_100)) == 4)
+        #expect(worker.tick(share: 4, now: t0 + .milliseconds(5_100)) == nil)
     }
 
     @Test func aSmallerShareTakesBackCreditsAndTheExcessDrainsAsItIsAnswered() {
@@ -66,15 +92,15 @@ import Testing
         var worker = machine(share: 4)
         for _ in 0..<3 { worker.took(now: t0) }
         for _ in 0..<2 { worker.answered() }
-        #expect(worker.takeUsage() == .init(inFlight: 1, peak: 3, starved: false))
+        #expect(worker.takeUsage(now: t0) == .init(inFlight: 1, peak: 3, starved: false))
         // The peak starts again from what is held now.
-        #expect(worker.takeUsage() == .init(inFlight: 1, peak: 1, starved: false))
+        #expect(worker.takeUsage(now: t0) == .init(inFlight: 1, peak: 1, starved: false))
         // The gateway takes its last credit: starved, even once a reply has given one back.
         for _ in 0..<3 { worker.took(now: t0) }
         worker.answered()
         #expect(worker.credits == 1)
-        #expect(worker.takeUsage() == .init(inFlight: 3, peak: 4, starved: true))
-        #expect(worker.takeUsage() == .init(inFlight: 3, peak: 3, starved: false))
+        #expect(worker.takeUsage(now: t0) == .init(inFlight: 3, peak: 4, starved: true))
+        #expect(worker.takeUsage(now: t0) == .init(inFlight: 3, peak: 3, starved: false))
     }
 
     @Test func aRequestBeyondTheKnownCreditsIsAnsweredAndTheCreditsAreResynchronised() {

@@ -20,8 +20,9 @@
 ///   at most what the others do not hold. A pool holds the largest of its
 ///   share, its share before its last report (its gateway may still be
 ///   using those credits until the READY that shrank them arrives, which is
-///   long before the next report a heartbeat later) and its requests in
-///   flight (a pool over a smaller share drains; the protocol cannot take
+///   long before the next report a heartbeat later, unless the READY could
+///   not go: then the larger of the two is held until one has gone) and its
+///   requests in flight (a pool over a smaller share drains; the protocol cannot take
 ///   requests back). A leaving pool holds all that until its worker stops.
 ///   So what gateways may have outstanding never adds up to more than the
 ///   bound, but for requests sent on credits the bookkeeping has not seen
@@ -37,6 +38,9 @@ struct CapacitySplit: Sendable {
         var inFlight: Int
         var peak: Int
         var starved: Bool
+        /// The READY announcing the pool's share has not gone yet: its gateway
+        /// may still be using credits from a share before it.
+        var announcementPending = false
     }
 
     /// Demand of an idle pool that is not starved: enough for the refresh
@@ -92,7 +96,8 @@ struct CapacitySplit: Sendable {
         let target = targets[active.firstIndex(of: member)!]
         let heldByOthers = pools.reduce(0) { $0 + ($1.key == member ? 0 : $1.value.held) }
         let share = max(0, min(target, capacity - heldByOthers))
-        pools[member]?.shareBefore = pool.share
+        // What the gateway may be using until it learns of the new share.
+        pools[member]?.shareBefore = usage?.announcementPending == true ? max(pool.share, pool.shareBefore) : pool.share
         pools[member]?.share = share
         return share
     }
