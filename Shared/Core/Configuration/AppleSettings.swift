@@ -1,4 +1,5 @@
 import Foundation
+
 /// How the verifier pool talks to Apple.
 public struct AppleSettings: Sendable {
     /// `STOREKEEPER_APPLE_PRODUCTION_URL`: tried first for every receipt.

@@ -22,8 +22,8 @@
 ///   using those credits until the READY that shrank them arrives, which is
 ///   long before the next report a heartbeat later, unless the READY could
 ///   not go: then the larger of the two is held until one has gone) and its
-///   requests in flight (a pool over a smaller share drains; the protocol cannot take
-///   requests back). A leaving pool holds all that until its worker stops.
+///   requests in flight (a pool over a smaller share drains; the protocol
+///   cannot take requests back). A leaving pool holds all that until its worker stops.
 ///   So what gateways may have outstanding never adds up to more than the
 ///   bound, but for requests sent on credits the bookkeeping has not seen
 ///   (a READY crossing a gateway restart), which the verifier's own bound
