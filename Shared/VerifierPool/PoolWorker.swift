@@ -213,20 +213,28 @@ public final class PoolWorker: Service, Sendable {
     /// and a send would then wait until the gateway came back: the usage
     /// reports would stop with it, and the worker would keep its last share
     /// of the verifier whatever the other pools needed. So a beat that cannot
-    /// go at once is skipped, and a READY that cannot is announced again next
-    /// beat. Either cannot go only while libzmq's queue to the gateway is
-    /// full, and the messages queued ahead of a skipped beat prove life as
-    /// well as it would. Until a READY has gone, the usage reports say so
-    /// while the gateway is heard from, and the split keeps counting the
-    /// share the gateway last learnt of (`takeUsage` says why not after).
+    /// go at once is skipped (the messages queued ahead of it prove life as
+    /// well), and so is a READY to a gateway silent past `gatewayDeadAfter`,
+    /// which is announced again next beat. A READY to a gateway heard from
+    /// waits its turn behind the replies queued before it: under load the
+    /// queue may never be empty at a beat, and a READY tried only then would
+    /// leave the gateway on its old credits for as long. Until a
+    /// READY has gone, the usage reports say so while the gateway is heard
+    /// from, and the split keeps counting the share the gateway last learnt
+    /// of (`takeUsage` says why not after).
     private func heartbeatLoop() async throws {
         while true {
             try await Task.sleep(for: heartbeatInterval)
             if try !socket.trySend(PoolFrame.encode(.heartbeat)) { skippedBeats.add(1, ordering: .relaxed) }
             let share = capacity.share(reporting: state.withLock { $0.takeUsage(now: .now) })
-            if let free = state.withLock({ $0.tick(share: share, now: .now) }),
-                try !socket.trySend(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))]))
-            {
+            let (free, gatewayIsSilent) = state.withLock { ($0.tick(share: share, now: .now), $0.gatewayIsSilent(now: .now)) }
+            guard let free else { continue }
+            let ready = PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))])
+            if !gatewayIsSilent {
+                // A gateway heard from reads its queue: the READY goes behind the replies queued
+                // before it. Skipped instead, it could miss every beat while replies stay queued.
+                try await socket.send(ready)
+            } else if try !socket.trySend(ready) {
                 state.withLock { $0.announcementFailed() }
             }
         }
