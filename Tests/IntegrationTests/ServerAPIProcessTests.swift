@@ -77,8 +77,7 @@ import Testing
     }
 
     @Test func theCLIReadsWhatTheSimulatorSoldWithNoAppleAccount() async throws {
-        let simulator = try await SimulatorProcess(extraEnvironment: ["STOREKEEPER_SIM_PAGE_SIZE": "2"])
-        do {
+        try await withSimulator(["STOREKEEPER_SIM_PAGE_SIZE": "2"]) { simulator in
             let bought = try await simulator.admin(
                 "/admin/purchases",
                 ["account": "walk", "product_id": "com.example.pro.monthly", "type": "auto_renewable", "environment": "sandbox"])
@@ -110,19 +109,14 @@ import Testing
             let unknown = try await cli(["history", "1999999999999999"], simulator)
             #expect(unknown.status == 1)
             #expect(unknown.output.contains("server_api_not_found"), "\(unknown.output)")
-        } catch {
-            await simulator.stop()
-            throw error
         }
-        await simulator.stop()
     }
 
     @Test func theCLITrustsAnHTTPSSimulatorThroughTheCAFileAsTheVerifiersDo() async throws {
         let tlsAddress = "127.0.0.1:\(try freeLoopbackPort())"
-        let simulator = try await SimulatorProcess(extraEnvironment: ["STOREKEEPER_SIM_TLS_ADDR": tlsAddress])
         let caFile = try SimulatorTLSCertificate.writeCertificate()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
-        do {
+        try await withSimulator(["STOREKEEPER_SIM_TLS_ADDR": tlsAddress]) { simulator in
             let bought = try await simulator.admin(
                 "/admin/purchases",
                 ["account": "tls", "product_id": "com.example.pro.monthly", "type": "auto_renewable", "environment": "sandbox"])
@@ -140,6 +134,14 @@ import Testing
                 ["history", original], url: https, environment: ["STOREKEEPER_APPLE_CA_FILE": "/nonexistent/ca.pem"])
             #expect(unreadable.status == 78)
             #expect(unreadable.output.contains("STOREKEEPER_APPLE_CA_FILE"), "\(unreadable.output)")
+        }
+    }
+
+    /// Runs `body` with a simulator started with `environment`, and stops it afterwards, whatever `body` did.
+    func withSimulator(_ environment: [String: String], _ body: (SimulatorProcess) async throws -> Void) async throws {
+        let simulator = try await SimulatorProcess(extraEnvironment: environment)
+        do {
+            try await body(simulator)
         } catch {
             await simulator.stop()
             throw error

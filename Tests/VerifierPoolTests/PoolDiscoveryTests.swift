@@ -185,9 +185,7 @@ import ZeroMQ
                 // Joined in one round, the two pools start even.
                 #expect(await announces(128, on: refresh))
                 #expect(await eventually { gateway.client.workerCount == 1 })
-                let held = (0..<256).map { index in
-                    Task { try await gateway.client.verify(request("hold-\(index)", deadline: .seconds(60))) }
-                }
+                let held = hold(256, through: gateway)
                 // The idle refresh pool keeps the minimum; the gateway gets the rest...
                 #expect(await announces(CapacitySplit.minimumDemand, on: refresh))
                 #expect(await eventually { handler.holding == 256 - CapacitySplit.minimumDemand })
@@ -198,12 +196,7 @@ import ZeroMQ
 
                 // The gateway dies and leaves DNS: its worker drops what it held, and the refresh
                 // pool alone has the whole bound again.
-                await gateway.stop()
-                for task in held { _ = await task.result }
-                let worker = try #require(built.current)
-                #expect(await eventually { worker.gatewayIsSilent })
-                resolver.set(Self.name, .addresses([]))
-                #expect(await eventually { handler.cancelled == 256 - CapacitySplit.minimumDemand })
+                try await stop(gateway, holding: held, worker: built)
                 #expect(await announces(256, on: refresh))
             }
         }
@@ -233,21 +226,31 @@ import ZeroMQ
                 #expect(await eventually { gateway.client.workerCount == 1 })
                 // Its queue is full: a worker that waited to send would report nothing from here on.
                 #expect(await eventually { (unboundWorker.current?.skippedHeartbeats ?? 0) >= 2 })
-                let held = (0..<256).map { index in
-                    Task { try await gateway.client.verify(request("hold-\(index)", deadline: .seconds(60))) }
-                }
+                let held = hold(256, through: gateway)
                 // The unbound pool is idle and keeps the minimum; the gateway gets the rest.
                 #expect(await eventually { handler.holding == 256 - CapacitySplit.minimumDemand })
                 #expect(await eventually { gateway.client.inFlightCount == 256 - CapacitySplit.minimumDemand })
-                // A silent gateway's worker drops what it holds when it leaves, instead of waiting an hour.
-                await gateway.stop()
-                for task in held { _ = await task.result }
-                let worker = try #require(built.current)
-                #expect(await eventually { worker.gatewayIsSilent })
-                resolver.set(Self.name, .addresses([]))
-                #expect(await eventually { handler.cancelled == 256 - CapacitySplit.minimumDemand })
+                try await stop(gateway, holding: held, worker: built)
             }
         }
+    }
+
+    /// `count` requests through `gateway` that the handler holds until they are cancelled.
+    func hold(_ count: Int, through gateway: Gateway) -> [Task<Envelope, any Error>] {
+        (0..<count).map { index in
+            Task { try await gateway.client.verify(request("hold-\(index)", deadline: .seconds(60))) }
+        }
+    }
+
+    /// The gateway dies and leaves DNS. Its worker, the one `worker` holds, has its gateway go
+    /// silent, then leaves and drops what it held (all `held` but the minimum) instead of waiting.
+    func stop(_ gateway: Gateway, holding held: [Task<Envelope, any Error>], worker: Latest<PoolWorker>) async throws {
+        await gateway.stop()
+        for task in held { _ = await task.result }
+        let worker = try #require(worker.current)
+        #expect(await eventually { worker.gatewayIsSilent })
+        resolver.set(Self.name, .addresses([]))
+        #expect(await eventually { handler.cancelled == held.count - CapacitySplit.minimumDemand })
     }
 
     /// Whether a READY announcing `capacity` reaches the router in time (other messages are skipped:
