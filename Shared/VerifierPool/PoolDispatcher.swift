@@ -4,7 +4,9 @@
 /// the returned sends.
 ///
 /// - Credit-based flow: a verifier receives at most the credits it granted,
-///   so a slow verifier holds only what it said it can take; work goes to
+///   so a slow verifier holds only what it said it can take. Its credits are
+///   its share less what it holds, counted here: requests sent and not yet
+///   answered, including those still on the wire toward it. Work goes to
 ///   the verifier with the most free credits; among equals, the one given a
 ///   request least recently (then the lowest identity): the same events
 ///   always give the same dispatches.
@@ -22,12 +24,15 @@ public struct PoolDispatcher: Sendable {
     }
 
     struct Worker: Sendable {
-        var credits: Int
+        /// How many requests it may hold at once: its credits are `limit - inFlight.count`.
+        var limit: Int
         var inFlight: Set<RequestID> = []
         var lastSeen: ContinuousClock.Instant
         var draining = false
         /// The dispatch count when it was last given a request; 0 for never.
         var lastDispatch: UInt64 = 0
+
+        var credits: Int { draining ? 0 : max(0, limit - inFlight.count) }
     }
 
     struct Pending: Sendable {
@@ -62,11 +67,23 @@ public struct PoolDispatcher: Sendable {
     }
 
     /// READY: the worker can take `capacity` more requests than it holds now
-    /// (sent at start, and again when it lost sight of this gateway).
-    public mutating func ready(_ worker: WorkerID, capacity: Int, now: ContinuousClock.Instant) -> [Dispatch] {
-        workers[worker, default: Worker(credits: 0, lastSeen: now)].lastSeen = now
-        workers[worker]?.credits = max(0, capacity)
+    /// (sent at start, when its share changes, and again when it lost sight
+    /// of this gateway), out of `share` in all.
+    ///
+    /// A known worker's credits become `share` less what this gateway has sent
+    /// it and not had answered. That count includes the requests that crossed
+    /// the READY on the wire, which `capacity` could not: the worker had not
+    /// received them yet. Setting the credits to `capacity` would grant those
+    /// slots twice. A worker not known here (new, or this gateway restarted)
+    /// may still hold requests this gateway never sent, so it gets `capacity`.
+    /// Without `share` (a verifier of the first protocol version) the credits
+    /// are `capacity`, as that version meant.
+    public mutating func ready(_ worker: WorkerID, capacity: Int, share: Int? = nil, now: ContinuousClock.Instant) -> [Dispatch] {
+        let known = workers[worker] != nil
+        workers[worker, default: Worker(limit: 0, lastSeen: now)].lastSeen = now
         workers[worker]?.draining = false
+        let held = workers[worker]?.inFlight.count ?? 0
+        workers[worker]?.limit = if known, let share { max(0, share) } else { max(0, capacity) + held }
         return dispatch(now: now)
     }
 
@@ -74,7 +91,7 @@ public struct PoolDispatcher: Sendable {
     public mutating func heard(from worker: WorkerID, credits: Int = 0, now: ContinuousClock.Instant) -> [Dispatch] {
         guard workers[worker] != nil else { return [] }
         workers[worker]?.lastSeen = now
-        workers[worker]?.credits += max(0, credits)
+        workers[worker]?.limit += max(0, credits)
         return credits > 0 ? dispatch(now: now) : []
     }
 
@@ -87,7 +104,7 @@ public struct PoolDispatcher: Sendable {
     /// A reply: true if it is the first for that request (deliver it), false for a duplicate.
     public mutating func replied(_ request: RequestID, from worker: WorkerID, now: ContinuousClock.Instant) -> (deliver: Bool, dispatches: [Dispatch]) {
         workers[worker]?.lastSeen = now
-        if workers[worker]?.inFlight.remove(request) != nil { workers[worker]?.credits += 1 }
+        workers[worker]?.inFlight.remove(request)
         let first = assigned.removeValue(forKey: request) != nil || queue.contains { $0.id == request }
         queue.removeAll { $0.id == request }
         return (first, dispatch(now: now))
@@ -96,7 +113,6 @@ public struct PoolDispatcher: Sendable {
     /// The worker asked for no more work; what it holds it still answers.
     public mutating func draining(_ worker: WorkerID) {
         workers[worker]?.draining = true
-        workers[worker]?.credits = 0
     }
 
     /// The caller gave up on a request (its deadline passed or its client left).
@@ -146,12 +162,11 @@ public struct PoolDispatcher: Sendable {
     private mutating func dispatch(now: ContinuousClock.Instant) -> [Dispatch] {
         var dispatches: [Dispatch] = []
         while !queue.isEmpty {
-            guard let (id, _) = workers.filter({ !$0.value.draining && $0.value.credits > 0 }).max(by: Self.preferred)
+            guard let (id, _) = workers.filter({ $0.value.credits > 0 }).max(by: Self.preferred)
             else { break }
             let next = queue.removeFirst()
             dispatchCount += 1
             workers[id]?.lastDispatch = dispatchCount
-            workers[id]?.credits -= 1
             workers[id]?.inFlight.insert(next.id)
             assigned[next.id] = (id, next.deadline)
             dispatches.append(Dispatch(worker: id, request: next.id))

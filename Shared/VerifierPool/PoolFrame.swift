@@ -2,7 +2,8 @@
 /// between a gateway's ROUTER and a verifier's DEALER starts with the
 /// protocol tag and a command frame.
 public enum PoolCommand: UInt8, Sendable {
-    /// Verifier -> gateway: here I am, with `capacity` requests I can take (credits).
+    /// Verifier -> gateway: here I am, with [free, share]: how many more requests
+    /// I can take now, out of how many in all.
     case ready = 1
     /// Verifier -> gateway: `credits` more requests may come.
     case credit = 2
@@ -30,6 +31,12 @@ public enum PoolFrame {
         guard frames.count >= 2, frames[0] == tag, frames[1].count == 1, let command = PoolCommand(rawValue: frames[1][0])
         else { return nil }
         return (command, Array(frames.dropFirst(2)))
+    }
+
+    /// READY's body. Its first frame alone was the whole body at first, and a
+    /// gateway of that release reads it as before.
+    public static func ready(free: Int, share: Int) -> [[UInt8]] {
+        encode(.ready, [uint32(UInt32(clamping: max(0, free))), uint32(UInt32(clamping: max(0, share)))])
     }
 
     public static func uint32(_ value: UInt32) -> [UInt8] {

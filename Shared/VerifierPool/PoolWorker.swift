@@ -93,7 +93,7 @@ public final class PoolWorker: Service, Sendable {
         state.withLock { $0 = PoolWorkerStateMachine(share: share, gatewayDeadAfter: $0.gatewayDeadAfter, now: .now) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
-            try await socket.send(PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: share))]))
+            try await socket.send(PoolFrame.ready(free: share, share: share))
             group.addTask {
                 do {
                     try await self.heartbeatLoop()
@@ -229,7 +229,7 @@ public final class PoolWorker: Service, Sendable {
             let share = capacity.share(reporting: state.withLock { $0.takeUsage(now: .now) })
             let (free, gatewayIsSilent) = state.withLock { ($0.tick(share: share, now: .now), $0.gatewayIsSilent(now: .now)) }
             guard let free else { continue }
-            let ready = PoolFrame.encode(.ready, [PoolFrame.uint32(UInt32(clamping: free))])
+            let ready = PoolFrame.ready(free: free, share: share)
             if !gatewayIsSilent {
                 // A gateway heard from reads its queue: the READY goes behind the replies queued
                 // before it. Skipped instead, it could miss every beat while replies stay queued.

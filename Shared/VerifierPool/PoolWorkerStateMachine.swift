@@ -4,15 +4,18 @@
 /// no clock: `PoolWorker` feeds it events with the time and sends what it
 /// returns.
 ///
-/// Credits: READY(n) sets the gateway's credits to n, each REQUEST takes one
+/// Credits: READY(free, share) sets the gateway's credits to `share` less
+/// what it has sent this worker and not had answered, each REQUEST takes one
 /// and each REPLY gives one back, so while nothing changes `inFlight +
-/// credits` stays at the worker's share. When the share changes (the
-/// verifier's capacity follows what each pool uses, `CapacitySplit`), the
-/// tick that learns it announces `share - inFlight`. When the worker holds
-/// more than a smaller share, READY(0) takes back the credits its replies
-/// return until it is under the share again: the protocol cannot take back
-/// requests already sent, so that excess drains as those requests are
-/// answered.
+/// credits` stays at the worker's share. The requests that cross a READY on
+/// the wire are counted here as they arrive, and the gateway counted them
+/// already. When the share changes (the verifier's capacity follows what each
+/// pool uses, `CapacitySplit`), the tick that learns it announces `share -
+/// inFlight`. When the worker holds more than a smaller share, it announces
+/// READY(0) whenever its replies return credits, until it is under the share
+/// again: a gateway of the protocol's first release sets its credits to the
+/// free capacity and counts a credit for every reply. Requests already sent
+/// cannot be taken back, so that excess drains as they are answered.
 ///
 /// A READY that cannot go at once (libzmq's queue to the gateway is full) is
 /// not waited for: `announcementFailed` has the next tick announce again,

@@ -136,9 +136,11 @@ public final class VerifierPoolClient: Service, Sendable {
             switch command {
             case .ready:
                 let capacity = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
+                // The share came with protocol version 1's second release; a first-release READY has none.
+                let share = body.dropFirst().first.flatMap(PoolFrame.uint32).map(Int.init)
                 logger.info("verifier ready", metadata: ["pool.capacity": "\(capacity)"])
                 let (dispatches, wake) = state.withLock { state in
-                    let dispatches = state.dispatcher.ready(worker, capacity: capacity, now: now)
+                    let dispatches = state.dispatcher.ready(worker, capacity: capacity, share: share, now: now)
                     // A first verifier starts the heartbeats; any may die before anything else is due.
                     let death = now + state.dispatcher.deadAfter
                     let beat = state.heartbeat.peerJoined(now: now) ?? death

@@ -20,7 +20,7 @@ import ZeroMQ
 
     func discovery(
         endpoints: [String], maxInFlight: Int = 8, gatewayDeadAfter: Duration = .seconds(3),
-        built: Latest<PoolWorker>? = nil
+        heartbeatInterval: Duration = .seconds(1), built: Latest<PoolWorker>? = nil
     ) -> PoolDiscovery {
         let zmq = zmq
         let handler = handler
@@ -29,8 +29,8 @@ import ZeroMQ
             logger: quietLogger
         ) { endpoint, capacity in
             let worker = PoolWorker(
-                context: zmq, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter, logger: quietLogger,
-                handler: handler.handle)
+                context: zmq, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter,
+                heartbeatInterval: heartbeatInterval, sendHighWaterMark: nil, logger: quietLogger, handler: handler.handle)
             built?.set(worker)
             return worker
         }
@@ -198,6 +198,34 @@ import ZeroMQ
                 // pool alone has the whole bound again.
                 try await stop(gateway, holding: held, worker: built)
                 #expect(await announces(256, on: refresh))
+            }
+        }
+    }
+
+    @Test func sharesChangingEveryMillisecondNeverGrantASlotTwice() async throws {
+        // A beat every millisecond: the gateway's share grows READY by READY while its requests
+        // stream to the worker, so READYs cross requests on the wire. Were the credits set to what
+        // the worker had free when it wrote each READY, the requests crossing it would be granted
+        // twice, and the worker would hold more than its share of the bound.
+        let refresh = try ZMQSocket(context: zmq, type: .router)
+        try refresh.bind("tcp://127.0.0.1:*")
+        let refreshEndpoint = try refresh.lastEndpoint()
+        let built = Latest<PoolWorker>()
+        resolver.set(Self.name, .addresses(["127.0.0.1"]))
+        try await withGateway { gateway in
+            let discovery = discovery(
+                endpoints: [refreshEndpoint, "tcp://\(Self.name):\(gateway.port)"], maxInFlight: 1_024,
+                gatewayDeadAfter: .milliseconds(1_500), heartbeatInterval: .milliseconds(1), built: built)
+            try await withRunning(discovery) {
+                #expect(await eventually { gateway.client.workerCount == 1 })
+                let held = hold(1_024, through: gateway)
+                let share = 1_024 - CapacitySplit.minimumDemand
+                #expect(await eventually { gateway.client.inFlightCount == share })
+                // Hundreds of beats later, still exactly the share: nothing was granted twice.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(handler.holding == share)
+                #expect(gateway.client.inFlightCount == share)
+                try await stop(gateway, holding: held, worker: built)
             }
         }
     }

@@ -82,12 +82,57 @@ import Testing
         #expect(dispatcher.workerCount == 0)
     }
 
+    @Test func aReadyThatCrossedRequestsOnTheWireGrantsNoSlotTwice() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 4, share: 4, now: t0)
+        #expect(submit(1...4, to: &dispatcher).count == 4)
+        // The worker's share grows to 6 when it has received one of the four: READY(free 5, share 6).
+        // The three still on the wire will take three of its 6, so 2 are free, not 5.
+        _ = dispatcher.ready(a, capacity: 5, share: 6, now: t0)
+        #expect(submit(5...9, to: &dispatcher).map(\.request) == [5, 6])
+        // Each reply frees a slot.
+        #expect(dispatcher.replied(1, from: a, now: t0).dispatches.map(\.request) == [7])
+    }
+
+    @Test func aReadyWithoutItsShareSetsTheCreditsAsTheFirstReleaseDid() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 4, now: t0)
+        #expect(submit(1...4, to: &dispatcher).count == 4)
+        _ = dispatcher.ready(a, capacity: 5, now: t0)
+        #expect(submit(5...11, to: &dispatcher).count == 5)
+    }
+
+    @Test func overAShrunkenShareRepliesFreeNothingUntilUnderIt() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 4, share: 4, now: t0)
+        #expect(submit(1...4, to: &dispatcher).count == 4)
+        _ = dispatcher.ready(a, capacity: 0, share: 2, now: t0)
+        #expect(submit(5...6, to: &dispatcher).isEmpty)
+        #expect(dispatcher.replied(1, from: a, now: t0).dispatches.isEmpty)
+        #expect(dispatcher.replied(2, from: a, now: t0).dispatches.isEmpty)
+        #expect(dispatcher.replied(3, from: a, now: t0).dispatches.map(\.request) == [5])
+    }
+
+    @Test func aWorkerNewHereGetsWhatItHasFreeItMayHoldRequestsSentBeforeARestart() {
+        var dispatcher = PoolDispatcher()
+        // This gateway restarted: the worker still holds 3 requests of the one before, out of 4.
+        _ = dispatcher.ready(a, capacity: 1, share: 4, now: t0)
+        #expect(submit(1...4, to: &dispatcher).map(\.request) == [1])
+    }
+
+    private func submit(_ ids: ClosedRange<UInt64>, to dispatcher: inout PoolDispatcher) -> [PoolDispatcher.Dispatch] {
+        ids.flatMap { dispatcher.submit($0, deadline: t0 + .seconds(30), now: t0) }
+    }
+
     @Test func framesRoundTrip() {
         let frames = PoolFrame.encode(.request, [PoolFrame.uint64(42), [9, 9]])
         let decoded = PoolFrame.decode(frames)
         #expect(decoded?.0 == .request)
         #expect(decoded.map { PoolFrame.uint64($0.1[0]) } == 42)
         #expect(PoolFrame.uint32(PoolFrame.uint32(7)) == 7)
+        let ready = PoolFrame.decode(PoolFrame.ready(free: 3, share: 5))
+        #expect(ready?.0 == .ready)
+        #expect(ready?.1.compactMap(PoolFrame.uint32) == [3, 5])
         #expect(PoolFrame.decode([Array("OTHER".utf8), [3]]) == nil)
     }
 }
