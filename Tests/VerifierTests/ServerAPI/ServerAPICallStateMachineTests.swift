@@ -74,6 +74,20 @@ import Testing
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 429)))
     }
 
+    @Test func aFailureWithoutAnAnswerSaysWhyTheLastTryHadNone() {
+        var machine = machine(deadline: .seconds(2))
+        _ = machine.handle(.transportFailed(.connectFailed), now: t0, unit: 0)
+        #expect(
+            machine.handle(.transportFailed(.tlsFailure), now: t0 + .milliseconds(1_900), unit: 0)
+                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: nil, transportFailure: .tlsFailure)))
+        // An answer after it is the last word: a 503 is not a TLS failure.
+        var answered = self.machine(deadline: .seconds(2))
+        _ = answered.handle(.transportFailed(.tlsFailure), now: t0, unit: 0)
+        #expect(
+            answered.handle(.unavailable(status: 503, retryAfter: nil), now: t0 + .milliseconds(1_900), unit: 0)
+                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 503)))
+    }
+
     @Test func noRetryThatCannotFinishBeforeTheDeadline() {
         var machine = machine(deadline: .seconds(2))
         let failure = machine.handle(.rateLimited(retryAfter: .seconds(2)), now: t0, unit: 0)

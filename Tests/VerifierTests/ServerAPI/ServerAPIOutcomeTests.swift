@@ -44,7 +44,7 @@ import Testing
         for (response, outcome) in cases {
             #expect(ServerAPIOutcome.classify(response, nowMs: Self.now) == outcome, "\(response.status)")
         }
-        #expect(ServerAPIOutcome.classify(HTTPClientError.timedOut) == .unavailable(status: nil, retryAfter: nil))
+        #expect(ServerAPIOutcome.classify(HTTPClientError.timedOut) == .transportFailed(.timedOut))
     }
 
     @Test func retryAfterInSecondsOrAsAUnixTime() {

@@ -12,6 +12,11 @@ enum ServerAPIFailure {
         } catch let error as ServerAPIError {
             var line = "error: \(error)"
             if let code = error.appleErrorCode { line += " (Apple \(code)" + (error.appleMessage.map { ": \($0)" } ?? "") + ")" }
+            if let failure = error.transportFailure {
+                line += " (the last try: \(failure)"
+                if failure == .tlsFailure { line += "; STOREKEEPER_APPLE_CA_FILE names the certificates trusted" }
+                line += ")"
+            }
             if error.isUnauthorized { line += ": Apple refused the credentials (STOREKEEPER_APPLE_ISSUER_ID, _KEY_ID, _PRIVATE_KEY_FILE)" }
             FileHandle.standardError.write(Data((line + "\n").utf8))
             throw ExitCode(error.isRetryable ? CommandFailure.retryableStatus : 1)

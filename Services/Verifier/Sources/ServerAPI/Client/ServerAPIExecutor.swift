@@ -115,6 +115,7 @@ struct ServerAPIExecutor: Sendable {
         case .unauthorized: label = "unauthorized"
         case .rateLimited: label = "rate_limited"
         case .unavailable(let status, _): label = status.map { "http_\($0 / 100)xx" } ?? "transport_error"
+        case .transportFailed: label = "transport_error"
         case .rejected(let status, _, _): label = "http_\(status)"
         case .unreadable: label = "unreadable"
         }

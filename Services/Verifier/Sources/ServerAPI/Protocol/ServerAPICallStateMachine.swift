@@ -1,4 +1,5 @@
 import Contracts
+import CurlHTTP
 
 /// The decisions of one Server API call, without sockets or clocks: which
 /// environment to ask next and when, and when to stop. The caller performs
@@ -27,6 +28,8 @@ struct ServerAPICallStateMachine: Sendable {
     private var environment: AppleEnvironment
     private var switchedEnvironment = false
     private var lastStatus: Int?
+    /// Why the last try had no answer, if it had none: what an operator needs to see (TLS, a refused connection).
+    private var lastTransportFailure: HTTPClientError?
 
     private(set) var retryCount = 0
 
@@ -62,12 +65,18 @@ struct ServerAPICallStateMachine: Sendable {
             return .fail(.unauthorized)
         case .rateLimited(let retryAfter):
             lastStatus = 429
+            lastTransportFailure = nil
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .unavailable(let status, let retryAfter):
             // The failure reports the last answer Apple gave: a time-out after a 429 is still rate limiting.
             lastStatus = status ?? lastStatus
+            lastTransportFailure = nil
             return retry(now: now, unit: unit, retryAfter: retryAfter)
+        case .transportFailed(let failure):
+            lastTransportFailure = failure
+            return retry(now: now, unit: unit, retryAfter: nil)
         case .unreadable:
+            lastTransportFailure = nil
             return retry(now: now, unit: unit, retryAfter: nil)
         case .rejected(let status, let code, let message):
             return .fail(.rejected(status: status, code: code, message: message))
@@ -79,7 +88,10 @@ struct ServerAPICallStateMachine: Sendable {
     private mutating func retry(now: ContinuousClock.Instant, unit: Double, retryAfter: Duration?) -> Action {
         let delay = max(backoff.delay(beforeRetry: retryCount + 1, retryAfter: nil, unit: unit), retryAfter ?? .zero)
         guard now + delay + VerificationStateMachine.minimumAttempt <= deadline else {
-            return .fail(.unavailable(retryAfter: max(.seconds(1), retryAfter ?? .zero), httpStatus: lastStatus))
+            return .fail(
+                .unavailable(
+                    retryAfter: max(.seconds(1), retryAfter ?? .zero), httpStatus: lastStatus,
+                    transportFailure: lastTransportFailure))
         }
         retryCount += 1
         return .call(environment, after: delay)

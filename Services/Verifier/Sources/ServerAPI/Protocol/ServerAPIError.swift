@@ -1,5 +1,6 @@
 import AppleFormats
 import Contracts
+import CurlHTTP
 
 /// Why a Server API call produced no answer. A struct with a closed set of
 /// codes (as `HTTPClientError`); `description` is the stable code, fit for a
@@ -22,18 +23,21 @@ public struct ServerAPIError: Error, Equatable, Sendable, CustomStringConvertibl
     public let httpStatus: Int?
     /// For `unavailable`: when trying again is worth it.
     public let retryAfter: Duration?
+    /// For `unavailable`: why the last try got no answer, when it got none.
+    public let transportFailure: HTTPClientError?
     /// For `answerInvalid`: what the check of Apple's signed answer found.
     let answerFailure: ServiceFailure?
 
     private init(
         _ code: Code, appleErrorCode: ServerAPIErrorCode? = nil, appleMessage: String? = nil, httpStatus: Int? = nil,
-        retryAfter: Duration? = nil, answerFailure: ServiceFailure? = nil
+        retryAfter: Duration? = nil, transportFailure: HTTPClientError? = nil, answerFailure: ServiceFailure? = nil
     ) {
         self.code = code
         self.appleErrorCode = appleErrorCode
         self.appleMessage = appleMessage
         self.httpStatus = httpStatus
         self.retryAfter = retryAfter
+        self.transportFailure = transportFailure
         self.answerFailure = answerFailure
     }
 
@@ -52,8 +56,10 @@ public struct ServerAPIError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     /// 5xx, 429, Apple's retryable codes or time-outs, still so at the deadline.
-    static func unavailable(retryAfter: Duration, httpStatus: Int?) -> ServerAPIError {
-        ServerAPIError(.unavailable, httpStatus: httpStatus, retryAfter: retryAfter)
+    static func unavailable(
+        retryAfter: Duration, httpStatus: Int?, transportFailure: HTTPClientError? = nil
+    ) -> ServerAPIError {
+        ServerAPIError(.unavailable, httpStatus: httpStatus, retryAfter: retryAfter, transportFailure: transportFailure)
     }
 
     /// Any other 4xx: the request is wrong (or, 403, not allowed for this purchase).

@@ -13,8 +13,10 @@ enum ServerAPIOutcome: Sendable, Equatable {
     case unauthorized
     /// 429; `Retry-After` when Apple gave one.
     case rateLimited(retryAfter: Duration?)
-    /// Apple's trouble: 5xx, one of its retryable codes, a time-out or a connection that failed.
+    /// Apple's trouble: 5xx, one of its retryable codes, or an answer that is not Apple's (1xx, 3xx).
     case unavailable(status: Int?, retryAfter: Duration?)
+    /// No answer: a time-out, a connection or a TLS handshake that failed.
+    case transportFailed(HTTPClientError)
     /// Any other answer: a request Apple will refuse again (400, 403, an unknown 4xx).
     case rejected(status: Int, code: ServerAPIErrorCode?, message: String?)
     /// A 2xx whose body is not the answer's shape (a proxy's page, a cut answer).
@@ -39,7 +41,7 @@ enum ServerAPIOutcome: Sendable, Equatable {
 
     /// A transport failure: Apple's trouble (or the network's), retried.
     static func classify(_ error: HTTPClientError) -> ServerAPIOutcome {
-        .unavailable(status: nil, retryAfter: nil)
+        .transportFailed(error)
     }
 
     /// `Retry-After` as seconds (RFC 9110), or as a UNIX time in seconds or in
