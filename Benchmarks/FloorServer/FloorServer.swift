@@ -29,7 +29,8 @@ import StorekeeperCore
 /// STOREKEEPER_APPLE_CA_FILE.
 enum FloorServer {
     static func runFromEnvironment() async throws {
-        OpenFileLimit.raiseToHardLimit()
+        let openFiles = OpenFileLimit.raiseToHardLimit()
+        DescriptorTable.reserve(min(Int(clamping: openFiles.after), DescriptorTable.startReserve))
         let configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
         let address = configuration.gateway.httpAddress
         let logger = Logger(label: "storekeeper.bench.floor")

@@ -287,6 +287,10 @@ enum PeerComparison {
             alone.latencies = alone.latencies.map { $0 - .seconds(3) }
             served.latencies = served.latencies.map { $0 - .seconds(3) }
             latency.append(AddedLatency(rate: rate, simulator: alone, server: served))
+            if let directory = options.latencyOut {
+                try writeLatencies(
+                    alone, served, rate: rate, to: "\(directory)/round\(round)-\(contender.name)-\(Int(rate)).tsv")
+            }
         }
 
         // Before the open loop: its overload leaves far more than --in-flight behind, and freed memory stays resident.
@@ -372,4 +376,18 @@ enum PeerComparison {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+/// (c) request by request, in the order they were due: when (seconds from the
+/// first), and the simulator's and the server's milliseconds over 3 s. Where
+/// in a run the slow answers fall (its start, a periodic stall) is what a
+/// percentile cannot show.
+func writeLatencies(_ alone: LoadSummary, _ served: LoadSummary, rate: Double, to path: String) throws {
+    var lines = ["due_s\tsimulator_ms\tserver_ms"]
+    for (index, (simulator, server)) in zip(alone.latencies, served.latencies).enumerated() {
+        lines.append("\(fixed(Double(index) / rate, 4))\t\(fixed(simulator.milliseconds, 3))\t\(fixed(server.milliseconds, 3))")
+    }
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
 }

@@ -18,7 +18,7 @@
 //   --compare-transports     instead: (a) with ZeroMQ over TCP loopback and over ipc://, alternating, twice each
 //   --peers DIR              instead: Storekeeper against the peers in DIR (bench/peers), alternating,
 //                            --rounds times (PeerComparison.swift; --peer-rate, --flask-rate, --flask-requests,
-//                            --in-flight, --latency-rates, --contenders asyncio_server,storekeeper,swift_floor,flask_inapppy;
+//                            --in-flight, --latency-rates, --latency-out DIR, --contenders asyncio_server,storekeeper,swift_floor,flask_inapppy;
 //                            swift_floor is storekeeper-bench-floor, Benchmarks/FloorServer)
 //
 //   --apple-tls              Storekeeper's verifiers (and the floor) call the simulator over TLS on its
@@ -60,6 +60,8 @@ struct Options: ParsableCommand {
         help: "--peers' (c): open-loop rates at which to measure the latency each server adds (comma-separated).",
         transform: { try $0.split(separator: ",").map { guard let rate = Double($0), rate > 0 else { throw ValidationError("not a rate: \($0)") }; return rate } })
     var latencyRates = [700.0]
+    @Option(help: "--peers' (c): also write every request's latency over 3 s to a file per round, server and rate here.")
+    var latencyOut: String?
     @Option(help: "--peers' open loop (b): above what the servers sustain, so that the rate each served shows.")
     var peerRate = 2_000.0
     @Option(
@@ -115,6 +117,10 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
 }
 
 let options = Options.parseOrExit()
+// The generator opens thousands of connections, as the services accept them: it grows its descriptor
+// table at start as they do (DescriptorTable), so its own growth stalls are not charged to a server.
+let openFiles = OpenFileLimit.raiseToHardLimit()
+DescriptorTable.reserve(min(Int(clamping: openFiles.after), DescriptorTable.startReserve))
 if let peers = options.peers {
     try await PeerComparison.run(options, peersDirectory: peers)
     exit(0)

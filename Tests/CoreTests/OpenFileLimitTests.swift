@@ -23,3 +23,38 @@ struct OpenFileLimitTests {
         #expect(OpenFileLimit.target(soft: 256, hard: 4_096, kernelMaximum: nil) == 4_096)
     }
 }
+
+/// The descriptor table a service grows once at start. (Other suites run in
+/// this process meanwhile, so these look only at what they own.)
+struct DescriptorTableTests {
+    @Test func reservingGrowsTheTableToHoldTheCountAskedFor() throws {
+        let before = try #require(DescriptorTable.size())
+        var limit = rlimit()
+        try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        try #require(before < Int(clamping: limit.rlim_cur), "the table already reaches the soft limit \(limit.rlim_cur)")
+        let size = try #require(DescriptorTable.reserve(before + 1))
+        #expect(size > before)
+    }
+
+    @Test func aDescriptorOpenWhereTheReservationReachesStaysOpenAndUnchanged() throws {
+        let ends = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
+        defer { ends.deallocate() }
+        try #require(pipe(ends) == 0)
+        let top = try #require(DescriptorTable.size())
+        // The pipe's write end again, as the highest descriptor the table holds now.
+        let occupant = fcntl(ends[1], F_DUPFD_CLOEXEC, Int32(top - 1))
+        defer {
+            close(ends[0])
+            close(ends[1])
+            close(occupant)
+        }
+        try #require(occupant == Int32(top - 1), "descriptor \(top - 1) was taken already")
+
+        DescriptorTable.reserve(top)
+
+        #expect(write(occupant, "x", 1) == 1)
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == 1)
+        #expect(byte == UInt8(ascii: "x"))
+    }
+}

@@ -39,6 +39,7 @@ public enum ProcessLauncher {
         // answers and recovers from, not a signal that kills it.
         signal(SIGXFSZ, SIG_IGN)
         let openFiles = OpenFileLimit.raiseToHardLimit()
+        let descriptorSlots = DescriptorTable.reserve(min(Int(clamping: openFiles.after), DescriptorTable.startReserve))
         let registry = MetricsBootstrap.bootstrap()
         var logger = Logger(label: name)
         logger[metadataKey: "pid"] = "\(getpid())"
@@ -47,6 +48,7 @@ public enum ProcessLauncher {
                 "open file limit raised to the hard limit",
                 metadata: ["limit.before": "\(openFiles.before)", "limit.after": "\(openFiles.after)"])
         }
+        logger.debug("descriptor table reserved", metadata: ["descriptor_table.slots": "\(descriptorSlots ?? 0)"])
         for variable in configuration.unknownVariables {
             logger.warning("unknown configuration variable ignored", metadata: ["config.variable": "\(variable)"])
         }
