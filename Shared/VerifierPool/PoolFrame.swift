@@ -9,7 +9,7 @@ public enum PoolCommand: UInt8, Sendable {
     case credit = 2
     /// Gateway -> verifier: [request id, envelope].
     case request = 3
-    /// Verifier -> gateway: [request id, envelope]; returns one credit.
+    /// Verifier -> gateway: [request id, envelope]; frees the slot the request held.
     case reply = 4
     /// Both ways, every second: I am alive.
     case heartbeat = 5
