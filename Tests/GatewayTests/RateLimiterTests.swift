@@ -32,4 +32,17 @@ struct RateLimiterTests {
         _ = buckets.take(.address("new"), now: start + .seconds(61))
         #expect(buckets.trackedCallers == 1)
     }
+
+    @Test func callersAllActiveAreSweptOnlyEachTimeTheirNumberDoubles() {
+        var buckets = TokenBuckets(perMinute: 10, sweepAbove: 100)
+        let start = ContinuousClock.now
+        for index in 0..<1_000 { _ = buckets.take(.address("a\(index)"), now: start) }
+        // Past 100, 200, 400 and 800 callers: four walks of the table, not one for each new caller.
+        #expect(buckets.sweeps == 4)
+        #expect(buckets.trackedCallers == 1_000)
+        // A minute on, 1,000 new callers: at 1,602 the next sweep drops the 1,000 idle ones.
+        for index in 0..<1_000 { _ = buckets.take(.address("b\(index)"), now: start + .seconds(61)) }
+        #expect(buckets.sweeps == 5)
+        #expect(buckets.trackedCallers == 1_000)
+    }
 }

@@ -24,17 +24,28 @@ struct TokenBuckets {
 
     let perMinute: Int
     private var buckets: [Caller: Bucket] = [:]
+    /// The size that starts the next sweep: twice what the last one kept. A
+    /// sweep walks every bucket under the lock every request waits on; were
+    /// it run for each new caller while all are active (a flood from many
+    /// addresses), each would pay for a walk of them all.
+    private var sweepAt: Int
+    private let sweepFloor: Int
+    private(set) var sweeps = 0
 
-    init(perMinute: Int) {
+    init(perMinute: Int, sweepAbove: Int = Self.sweepAbove) {
         self.perMinute = perMinute
+        self.sweepFloor = sweepAbove
+        self.sweepAt = sweepAbove
     }
 
     var trackedCallers: Int { buckets.count }
 
     /// Takes a token for `caller`; nil when allowed, else the seconds until one is free.
     mutating func take(_ caller: Caller, now: ContinuousClock.Instant) -> Int? {
-        if buckets.count > Self.sweepAbove, buckets[caller] == nil {
+        if buckets.count > sweepAt, buckets[caller] == nil {
             buckets = buckets.filter { now - $0.value.updated < .seconds(60) }
+            sweepAt = max(sweepFloor, 2 * buckets.count)
+            sweeps += 1
         }
         let capacity = Double(perMinute)
         var bucket = buckets[caller] ?? Bucket(tokens: capacity, updated: now)
