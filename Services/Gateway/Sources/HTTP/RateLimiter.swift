@@ -30,6 +30,7 @@ struct TokenBuckets {
     /// addresses), each would pay for a walk of them all.
     private var sweepAt: Int
     private let sweepFloor: Int
+    /// How many sweeps have run (tests).
     private(set) var sweeps = 0
 
     init(perMinute: Int, sweepAbove: Int = Self.sweepAbove) {
