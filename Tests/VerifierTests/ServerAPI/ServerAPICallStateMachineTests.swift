@@ -70,8 +70,8 @@ import Testing
         var machine = machine(deadline: .seconds(2))
         _ = machine.handle(.rateLimited(retryAfter: .milliseconds(500)), now: t0, unit: 0)
         #expect(
-            machine.handle(.unavailable(status: nil, retryAfter: nil), now: t0 + .milliseconds(1_900), unit: 0)
-                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 429)))
+            machine.handle(.transportFailed(.timedOut), now: t0 + .milliseconds(1_900), unit: 0)
+                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 429, transportFailure: .timedOut)))
     }
 
     @Test func aFailureWithoutAnAnswerSaysWhyTheLastTryHadNone() {

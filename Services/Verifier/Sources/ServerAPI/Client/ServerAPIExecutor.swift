@@ -114,7 +114,7 @@ struct ServerAPIExecutor: Sendable {
         case .notFound: label = "not_found"
         case .unauthorized: label = "unauthorized"
         case .rateLimited: label = "rate_limited"
-        case .unavailable(let status, _): label = status.map { "http_\($0 / 100)xx" } ?? "transport_error"
+        case .unavailable(let status, _): label = "http_\(status / 100)xx"
         case .transportFailed: label = "transport_error"
         case .rejected(let status, _, _): label = "http_\(status)"
         case .unreadable: label = "unreadable"

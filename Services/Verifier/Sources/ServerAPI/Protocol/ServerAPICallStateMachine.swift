@@ -68,11 +68,11 @@ struct ServerAPICallStateMachine: Sendable {
             lastTransportFailure = nil
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .unavailable(let status, let retryAfter):
-            // The failure reports the last answer Apple gave: a time-out after a 429 is still rate limiting.
-            lastStatus = status ?? lastStatus
+            lastStatus = status
             lastTransportFailure = nil
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .transportFailed(let failure):
+            // The failure reports the last answer Apple gave too: a time-out after a 429 is still rate limiting.
             lastTransportFailure = failure
             return retry(now: now, unit: unit, retryAfter: nil)
         case .unreadable:

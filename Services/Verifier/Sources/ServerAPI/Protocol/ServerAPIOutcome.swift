@@ -14,7 +14,7 @@ enum ServerAPIOutcome: Sendable, Equatable {
     /// 429; `Retry-After` when Apple gave one.
     case rateLimited(retryAfter: Duration?)
     /// Apple's trouble: 5xx, one of its retryable codes, or an answer that is not Apple's (1xx, 3xx).
-    case unavailable(status: Int?, retryAfter: Duration?)
+    case unavailable(status: Int, retryAfter: Duration?)
     /// No answer: a time-out, a connection or a TLS handshake that failed.
     case transportFailed(HTTPClientError)
     /// Any other answer: a request Apple will refuse again (400, 403, an unknown 4xx).
