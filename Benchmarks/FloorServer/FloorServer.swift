@@ -30,7 +30,7 @@ import StorekeeperCore
 enum FloorServer {
     static func runFromEnvironment() async throws {
         let openFiles = OpenFileLimit.raiseToHardLimit()
-        DescriptorTable.reserve(min(Int(clamping: openFiles.after), DescriptorTable.startReserve))
+        DescriptorTable.reserveAtStart(openFileLimit: openFiles.after)
         let configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
         let address = configuration.gateway.httpAddress
         let logger = Logger(label: "storekeeper.bench.floor")

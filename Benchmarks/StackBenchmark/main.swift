@@ -120,7 +120,7 @@ let options = Options.parseOrExit()
 // The generator opens thousands of connections, as the services accept them: it grows its descriptor
 // table at start as they do (DescriptorTable), so its own growth stalls are not charged to a server.
 let openFiles = OpenFileLimit.raiseToHardLimit()
-DescriptorTable.reserve(min(Int(clamping: openFiles.after), DescriptorTable.startReserve))
+DescriptorTable.reserveAtStart(openFileLimit: openFiles.after)
 if let peers = options.peers {
     try await PeerComparison.run(options, peersDirectory: peers)
     exit(0)

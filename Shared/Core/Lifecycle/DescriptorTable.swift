@@ -15,6 +15,13 @@ public enum DescriptorTable {
     /// A process past that grows as before.
     public static let startReserve = 65_536
 
+    /// At start, after the soft limit on open files was raised: as many slots
+    /// as that limit allows, at most `startReserve`. Returns the table's size.
+    @discardableResult
+    public static func reserveAtStart(openFileLimit: rlim_t) -> Int? {
+        reserve(min(Int(clamping: openFileLimit), startReserve))
+    }
+
     /// Grows the table to hold at least `count` descriptors (below the soft
     /// limit on open files) and returns its size, read back from
     /// `/proc/self/status`; nil when it could not tell. Opens and closes one
@@ -34,9 +41,10 @@ public enum DescriptorTable {
         return size()
     }
 
-    /// The table's size now (`FDSize` in `/proc/self/status`).
-    public static func size() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    /// The table's size now (`FDSize` in `/proc/PID/status`): this process's, or process `pid`'s.
+    public static func size(ofProcess pid: Int32? = nil) -> Int? {
+        let path = "/proc/\(pid.map { String($0) } ?? "self")/status"
+        guard let status = try? String(contentsOfFile: path, encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("FDSize:") })
         else { return nil }
         return Int(line.dropFirst("FDSize:".count).trimmingCharacters(in: .whitespaces))

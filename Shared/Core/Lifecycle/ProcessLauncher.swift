@@ -39,7 +39,7 @@ public enum ProcessLauncher {
         // answers and recovers from, not a signal that kills it.
         signal(SIGXFSZ, SIG_IGN)
         let openFiles = OpenFileLimit.raiseToHardLimit()
-        let descriptorSlots = DescriptorTable.reserve(min(Int(clamping: openFiles.after), DescriptorTable.startReserve))
+        let descriptorSlots = DescriptorTable.reserveAtStart(openFileLimit: openFiles.after)
         let registry = MetricsBootstrap.bootstrap()
         var logger = Logger(label: name)
         logger[metadataKey: "pid"] = "\(getpid())"
