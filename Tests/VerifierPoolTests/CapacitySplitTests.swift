@@ -33,15 +33,20 @@ import Testing
         #expect(split.share(for: refresh, reporting: Self.idle) == 2048)
     }
 
-    @Test func aStarvedPoolGetsWhatAnIdleOneGivesUpOnceItsGatewayHasHadTimeToLearnIt() {
+    /// Two pools that started even: the gateway's used up its 2,048 credits, and
+    /// the refresh pool, idle, has just been shrunk to the minimum.
+    func aStarvedGatewayBesideAShrunkRefreshPool() -> (CapacitySplit, gateway: CapacitySplit.Member, refresh: CapacitySplit.Member) {
         var split = CapacitySplit(capacity: 4096)
         let (gateway, refresh) = (split.join(), split.join())
         _ = (split.share(for: gateway, reporting: nil), split.share(for: refresh, reporting: nil))
-        // The gateway used up its 2,048 credits; the refresh pool still holds its half.
         #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
-        // The refresh pool reports it is idle and keeps the minimum...
         #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
-        // ...but its gateway may use its old credits until the READY arrives: held until its next report.
+        return (split, gateway, refresh)
+    }
+
+    @Test func aStarvedPoolGetsWhatAnIdleOneGivesUpOnceItsGatewayHasHadTimeToLearnIt() {
+        var (split, gateway, refresh) = aStarvedGatewayBesideAShrunkRefreshPool()
+        // The refresh pool's gateway may use its old credits until the READY arrives: held until its next report.
         #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
         #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
         #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 4096 - CapacitySplit.minimumDemand)
@@ -60,12 +65,8 @@ import Testing
     }
 
     @Test func aShareWhoseReadyCouldNotGoStaysHeldUntilOneHasGone() {
-        var split = CapacitySplit(capacity: 4096)
-        let (gateway, refresh) = (split.join(), split.join())
-        _ = (split.share(for: gateway, reporting: nil), split.share(for: refresh, reporting: nil))
-        #expect(split.share(for: gateway, reporting: Self.starved(2048)) == 2048)
-        // The refresh pool shrinks to the minimum, but its READY saying so cannot go (its queue is full).
-        #expect(split.share(for: refresh, reporting: Self.idle) == CapacitySplit.minimumDemand)
+        // The READY announcing the refresh pool's smaller share cannot go (its queue is full).
+        var (split, gateway, refresh) = aStarvedGatewayBesideAShrunkRefreshPool()
         var pending = Self.idle
         pending.announcementPending = true
         // Report after report its gateway may still be using its 2,048: none of it is handed on.
