@@ -88,6 +88,20 @@ import Testing
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 503)))
     }
 
+    @Test func aLastTryCutShortByTheDeadlineKeepsTheCauseAnEarlierTryNamed() {
+        var machine = machine(deadline: .seconds(2))
+        _ = machine.handle(.transportFailed(.tlsFailure), now: t0, unit: 0)
+        #expect(
+            machine.handle(.transportFailed(.timedOut), now: t0 + .milliseconds(1_900), unit: 0)
+                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: nil, transportFailure: .tlsFailure)))
+        // Time-outs alone are the cause.
+        var hanging = self.machine(deadline: .seconds(2))
+        _ = hanging.handle(.transportFailed(.timedOut), now: t0, unit: 0)
+        #expect(
+            hanging.handle(.transportFailed(.timedOut), now: t0 + .milliseconds(1_900), unit: 0)
+                == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: nil, transportFailure: .timedOut)))
+    }
+
     @Test func noRetryThatCannotFinishBeforeTheDeadline() {
         var machine = machine(deadline: .seconds(2))
         let failure = machine.handle(.rateLimited(retryAfter: .seconds(2)), now: t0, unit: 0)

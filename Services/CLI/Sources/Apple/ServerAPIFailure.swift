@@ -13,7 +13,7 @@ enum ServerAPIFailure {
             var line = "error: \(error)"
             if let code = error.appleErrorCode { line += " (Apple \(code)" + (error.appleMessage.map { ": \($0)" } ?? "") + ")" }
             if let failure = error.transportFailure {
-                line += " (the last try: \(failure)"
+                line += " (no answer: \(failure)"
                 if failure == .tlsFailure { line += "; STOREKEEPER_APPLE_CA_FILE names the certificates trusted" }
                 line += ")"
             }

@@ -28,7 +28,7 @@ struct ServerAPICallStateMachine: Sendable {
     private var environment: AppleEnvironment
     private var switchedEnvironment = false
     private var lastStatus: Int?
-    /// Why the last try had no answer, if it had none: what an operator needs to see (TLS, a refused connection).
+    /// Why the tries since Apple's last answer had none: what an operator needs to see (TLS, a refused connection).
     private var lastTransportFailure: HTTPClientError?
 
     private(set) var retryCount = 0
@@ -73,7 +73,9 @@ struct ServerAPICallStateMachine: Sendable {
             return retry(now: now, unit: unit, retryAfter: retryAfter)
         case .transportFailed(let failure):
             // The failure reports the last answer Apple gave too: a time-out after a 429 is still rate limiting.
-            lastTransportFailure = failure
+            // A try's time-out is what is left of the deadline, so the last try often ends in one: it
+            // does not hide the cause an earlier try named (a TLS failure on a loaded machine).
+            if failure != .timedOut || lastTransportFailure == nil { lastTransportFailure = failure }
             return retry(now: now, unit: unit, retryAfter: nil)
         case .unreadable:
             lastTransportFailure = nil

@@ -23,7 +23,8 @@ public struct ServerAPIError: Error, Equatable, Sendable, CustomStringConvertibl
     public let httpStatus: Int?
     /// For `unavailable`: when trying again is worth it.
     public let retryAfter: Duration?
-    /// For `unavailable`: why the last try got no answer, when it got none.
+    /// For `unavailable`: why the tries since Apple's last answer got none, when they got none;
+    /// a time-out only when no try named a cause.
     public let transportFailure: HTTPClientError?
     /// For `answerInvalid`: what the check of Apple's signed answer found.
     let answerFailure: ServiceFailure?
