@@ -32,7 +32,7 @@ import Testing
         #expect(!(await LedgerProcess.ping(endpoint)), "no answer while the database is away")
         try await server.start()
         #expect(await child.waitForOutput(containing: "event sequencer elected", timeout: .seconds(30)), "\(child.captured)")
-        #expect(await LedgerProcess.ping(endpoint))
+        #expect(await LedgerProcess.ping(endpoint, timeout: .seconds(30)))
         #expect(await child.stop() == 0, "a clean stop, the elected sequencer's included")
         await server.remove()
         #expect(!child.captured.contains(PostgresTestServer.password))

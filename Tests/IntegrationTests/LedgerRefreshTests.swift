@@ -43,7 +43,8 @@ struct LedgerRefreshTests {
             let now = Int64(Date().timeIntervalSince1970 * 1_000)
             let lapsed = lapsedSubscription(user: "u-refresh", originalTransactionID: transactionID, now: now, receipt: receipt)
             _ = try await expectRefreshed(stack, lapsed, originalTransactionID: transactionID, now: now)
-            #expect(stack.ledger.process.captured.contains("refresh.path=verify_receipt"))
+            // Logged after the commit whose event the wait above saw: bounded, for a loaded machine.
+            #expect(await stack.ledger.process.waitForOutput(containing: "refresh.path=verify_receipt", timeout: .seconds(30)))
         }
     }
 
@@ -55,7 +56,8 @@ struct LedgerRefreshTests {
             let lapsed = lapsedSubscription(user: "u-sk2", originalTransactionID: original, now: now, receipt: nil)
             let entitlement = try await expectRefreshed(stack, lapsed, originalTransactionID: original, now: now)
             #expect(entitlement?.autoRenew == true, "the renewal info came with the status")
-            #expect(stack.ledger.process.captured.contains("refresh.path=server_api"))
+            // Logged after the commit whose event the wait above saw: bounded, for a loaded machine.
+            #expect(await stack.ledger.process.waitForOutput(containing: "refresh.path=server_api", timeout: .seconds(30)))
         }
     }
 }

@@ -102,7 +102,7 @@ import Glibc
                             }
                         }
                         let clock = ContinuousClock()
-                        let deadline = clock.now + .seconds(20)
+                        let deadline = clock.now + .seconds(50)  // under the requests' 60 s
                         while first.gate.arrivalCount + second.gate.arrivalCount < 2 * cap, clock.now < deadline {
                             try await Task.sleep(for: .milliseconds(20))
                         }

@@ -21,7 +21,7 @@ import Testing
             for child in children {
                 group.addTask {
                     withUnsafeCurrentTask { $0?.cancel() }
-                    return ("stop", await child.stop(grace: .seconds(5)))
+                    return ("stop", await child.stop(grace: .seconds(15)))  // long: a loaded pool is slow to run the probe
                 }
             }
             group.addTask {

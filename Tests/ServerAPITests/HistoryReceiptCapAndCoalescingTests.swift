@@ -23,7 +23,10 @@ struct HistoryReceiptCapAndCoalescingTests {
             for (index, request) in requests.enumerated() {
                 group.addTask { await verifier.verify(request, deadline: .now + .seconds(60), requestID: "req-\(index)") }
             }
-            while gate.waiting + verifier.coalescedCallers < requests.count { await Task.yield() }
+            // Bounded, and sleeping: a spin would hold a thread the other suites' tasks need.
+            for _ in 0..<10_000 where gate.waiting + verifier.coalescedCallers < requests.count {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
             gate.open()
             return await group.reduce(into: []) { $0.append($1) }
         }
@@ -80,7 +83,7 @@ struct HistoryReceiptCapAndCoalescingTests {
                         try await verifier.verify(Self.request(bought.receiptData), deadline: .now + .seconds(60), requestID: "req-held").get()
                     }
                 }
-                while gate.waiting < 2 { await Task.yield() }
+                for _ in 0..<10_000 where gate.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
 
                 let refused = await verifier.verify(Self.request(receipts[2].receiptData), deadline: .now + .seconds(60), requestID: "req-over")
                 #expect(refused == .failure(.overloaded))

@@ -82,11 +82,13 @@ final class LedgerProcess: @unchecked Sendable {
 
     /// Every retained event of the ledger replaying at `endpoint`, oldest first.
     /// Whether a ledger answers a ping on `endpoint` within a second.
-    static func ping(_ endpoint: String) async -> Bool {
+    /// Whether the ledger at `endpoint` answers within `timeout`: long where an answer is expected
+    /// (a loaded machine is slow to connect), short where none is.
+    static func ping(_ endpoint: String, timeout: Duration = .seconds(1)) async -> Bool {
         let client = EnvelopeClient(context: ZMQContext(), endpoint: endpoint, logger: Logger(label: "test-ping"))
         let runner = Task { try await client.run() }
         defer { runner.cancel() }
-        return await client.ping(timeout: .seconds(1))
+        return await client.ping(timeout: timeout)
     }
 
     static func replayAll(from endpoint: String, _ context: ZMQContext) async throws -> [LedgerEvent] {
