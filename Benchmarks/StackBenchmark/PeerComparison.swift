@@ -207,7 +207,7 @@ enum PeerComparison {
         if name == "storekeeper" {
             let stack = try await BenchStack.start(
                 binDir: options.binDir, verifiers: options.verifiers, simulatorPort: apple.http1Port,
-                appleTLS: apple.tls != nil, simulatorTLSPort: apple.tls?.port)
+                appleTLS: apple.tls != nil, simulatorTLSPort: apple.tls?.port, transport: options.transport)
             return Contender(
                 name: name, port: stack.gatewayPort, processes: { stack.members.map(\.process.processIdentifier) },
                 stop: { stack.stop() })

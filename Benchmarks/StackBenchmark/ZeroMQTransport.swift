@@ -1,7 +1,9 @@
+import ArgumentParser
+
 // How the bench stack's processes reach each other over ZeroMQ: TCP on
 // loopback ports (what a deployment across hosts needs), or Unix domain
 // sockets (`ipc://`), possible when they share a host.
-enum ZeroMQTransport: String, CaseIterable {
+enum ZeroMQTransport: String, CaseIterable, ExpressibleByArgument {
     case tcp
     case ipc
 

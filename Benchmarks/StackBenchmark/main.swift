@@ -50,6 +50,8 @@ struct Options: ParsableCommand {
     var compareReceiptModes = false
     @Flag(help: "Run (a) with ZeroMQ over TCP loopback and over ipc:// socket files instead.")
     var compareTransports = false
+    @Option(help: "How Storekeeper's processes reach each other in --peers: tcp (loopback) or ipc (socket files).")
+    var transport = ZeroMQTransport.tcp
     @Option(help: "The peers' directory (bench/peers): compare Storekeeper with them instead of the scenarios.")
     var peers: String?
     @Option(help: "Alternating rounds of --peers.") var rounds = 3
