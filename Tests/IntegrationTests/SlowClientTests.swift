@@ -62,9 +62,8 @@ final class SlowSocket {
 
     deinit { close(fd) }
 
-    /// True when the server closes the connection within `seconds` (what it sends before closing is read and dropped).
-    /// Whether the gateway closed it, without waiting: a test's blocking read would hold one of
-    /// the few threads every suite's tasks share.
+    /// Whether the gateway closed it (what it sent before closing is read and dropped), without
+    /// waiting: a blocking read would hold one of the few threads every suite's tasks share.
     var isClosed: Bool {
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while true {

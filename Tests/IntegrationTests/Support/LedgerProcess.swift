@@ -80,10 +80,8 @@ final class LedgerProcess: @unchecked Sendable {
         try await Self.replayAll(from: replayEndpoint, context)
     }
 
-    /// Every retained event of the ledger replaying at `endpoint`, oldest first.
-    /// Whether a ledger answers a ping on `endpoint` within a second.
-    /// Whether the ledger at `endpoint` answers within `timeout`: long where an answer is expected
-    /// (a loaded machine is slow to connect), short where none is.
+    /// Whether the ledger at `endpoint` answers a ping within `timeout`: long where an answer is
+    /// expected (a loaded machine is slow to connect), short where none is.
     static func ping(_ endpoint: String, timeout: Duration = .seconds(1)) async -> Bool {
         let client = EnvelopeClient(context: ZMQContext(), endpoint: endpoint, logger: Logger(label: "test-ping"))
         let runner = Task { try await client.run() }
@@ -91,6 +89,7 @@ final class LedgerProcess: @unchecked Sendable {
         return await client.ping(timeout: timeout)
     }
 
+    /// Every retained event of the ledger replaying at `endpoint`, oldest first.
     static func replayAll(from endpoint: String, _ context: ZMQContext) async throws -> [LedgerEvent] {
         let replay = EnvelopeClient(context: context, endpoint: endpoint, logger: Logger(label: "test-replay"))
         let runner = Task { try await replay.run() }
