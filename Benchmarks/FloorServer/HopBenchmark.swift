@@ -40,8 +40,10 @@ enum HopBenchmark {
                 try await measure(client, count: count, concurrency: concurrency, echo: echo.processIdentifier)
             }
             let spreadOut = min(roundTrips / 20, 500)
-            let latencies = try await HopLatency.throughLoops(client, envelope: envelope, count: spreadOut)
-            print("  \(spreadOut) one every \(HopLatency.gap) (threads asleep in between): \(HopLatency.describe(latencies))")
+            for gap in HopLatency.gaps {
+                let latencies = try await HopLatency.throughLoops(client, envelope: envelope, count: spreadOut, gap: gap)
+                print("  through the socket loops, \(spreadOut) one every \(gap): \(HopLatency.describe(latencies))")
+            }
             group.cancelAll()
         }
         let rawEndpoint = "tcp://127.0.0.1:\(freePort())"
@@ -56,7 +58,9 @@ enum HopBenchmark {
         let spreadOut = min(roundTrips / 20, 500)
         let bare = try HopLatency.throughBareLibzmq(
             endpoint: rawEndpoint, message: [try envelope.serializedBytes()], count: spreadOut)
-        print("  bare blocking libzmq (no socket loop), \(spreadOut) one every \(HopLatency.gap): \(HopLatency.describe(bare))")
+        for (gap, latencies) in zip(HopLatency.gaps, bare) {
+            print("  bare blocking libzmq (no socket loop), \(spreadOut) one every \(gap): \(HopLatency.describe(latencies))")
+        }
     }
 
     static let envelope = {
