@@ -29,8 +29,7 @@ import StorekeeperCore
 /// STOREKEEPER_APPLE_CA_FILE.
 enum FloorServer {
     static func runFromEnvironment() async throws {
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        DescriptorTable.reserveAtStart(openFileLimit: openFiles.after)
+        OpenFileLimit.raiseForConnections()
         let configuration = try StorekeeperConfiguration(reader: EnvironmentReader())
         let address = configuration.gateway.httpAddress
         let logger = Logger(label: "storekeeper.bench.floor")

@@ -121,8 +121,7 @@ func budgetLine(rate: Double, _ cpu: [(name: String, seconds: Double)], requests
 let options = Options.parseOrExit()
 // The generator opens thousands of connections, as the services accept them: it grows its descriptor
 // table at start as they do (DescriptorTable), so its own growth stalls are not charged to a server.
-let openFiles = OpenFileLimit.raiseToHardLimit()
-DescriptorTable.reserveAtStart(openFileLimit: openFiles.after)
+OpenFileLimit.raiseForConnections()
 if let peers = options.peers {
     try await PeerComparison.run(options, peersDirectory: peers)
     exit(0)

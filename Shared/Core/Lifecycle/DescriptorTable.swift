@@ -11,16 +11,10 @@ import Foundation
 /// answers bunched at the 256th, 512th, 1,024th and 2,048th connection. So a
 /// service grows its table once, at start, to what it may use.
 public enum DescriptorTable {
-    /// The most slots reserved at start: 65,536 take 512 KiB of kernel memory.
+    /// The most slots reserved at start (`OpenFileLimit.raiseForConnections`):
+    /// 65,536 take 512 KiB of kernel memory.
     /// A process past that grows as before.
     public static let startReserve = 65_536
-
-    /// At start, after the soft limit on open files was raised: as many slots
-    /// as that limit allows, at most `startReserve`. Returns the table's size.
-    @discardableResult
-    public static func reserveAtStart(openFileLimit: rlim_t) -> Int? {
-        reserve(min(Int(clamping: openFileLimit), startReserve))
-    }
 
     /// Grows the table to hold at least `count` descriptors (below the soft
     /// limit on open files) and returns its size, read back from

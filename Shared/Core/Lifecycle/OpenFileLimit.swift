@@ -34,6 +34,18 @@ public enum OpenFileLimit {
         return (before, wanted)
     }
 
+    /// What every process that holds many connections does first: raises the
+    /// soft limit (`raiseToHardLimit`), then grows the descriptor table to it
+    /// (`DescriptorTable`, at most `DescriptorTable.startReserve` slots).
+    /// Returns the limit before and after, and the table's size (nil when it
+    /// could not tell).
+    @discardableResult
+    public static func raiseForConnections() -> (before: rlim_t, after: rlim_t, tableSlots: Int?) {
+        let limit = raiseToHardLimit()
+        let slots = DescriptorTable.reserve(min(Int(clamping: limit.after), DescriptorTable.startReserve))
+        return (limit.before, limit.after, slots)
+    }
+
     private static func kernelMaximum() -> rlim_t? {
         guard let text = try? String(contentsOfFile: "/proc/sys/fs/nr_open", encoding: .utf8) else { return nil }
         return rlim_t(text.trimmingCharacters(in: .whitespacesAndNewlines))

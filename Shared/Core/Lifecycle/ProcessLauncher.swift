@@ -38,8 +38,7 @@ public enum ProcessLauncher {
         // A file-size limit reached (disk quota, RLIMIT_FSIZE) must be a failed write the service
         // answers and recovers from, not a signal that kills it.
         signal(SIGXFSZ, SIG_IGN)
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        let descriptorSlots = DescriptorTable.reserveAtStart(openFileLimit: openFiles.after)
+        let openFiles = OpenFileLimit.raiseForConnections()
         let registry = MetricsBootstrap.bootstrap()
         var logger = Logger(label: name)
         logger[metadataKey: "pid"] = "\(getpid())"
@@ -48,7 +47,7 @@ public enum ProcessLauncher {
                 "open file limit raised to the hard limit",
                 metadata: ["limit.before": "\(openFiles.before)", "limit.after": "\(openFiles.after)"])
         }
-        logger.debug("descriptor table reserved", metadata: ["descriptor_table.slots": "\(descriptorSlots ?? 0)"])
+        logger.debug("descriptor table reserved", metadata: ["descriptor_table.slots": "\(openFiles.tableSlots ?? 0)"])
         for variable in configuration.unknownVariables {
             logger.warning("unknown configuration variable ignored", metadata: ["config.variable": "\(variable)"])
         }
