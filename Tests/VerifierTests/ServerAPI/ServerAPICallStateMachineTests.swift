@@ -66,39 +66,37 @@ import Testing
         #expect(machine.retryCount == 2)
     }
 
-    @Test func aTimeOutAfterA429StillReportsThe429() {
+    /// How a call with a 2 s deadline ends when `first` came at its start and `last` at 1.9 s,
+    /// when no retry fits any more.
+    func ending(_ first: ServerAPIOutcome, then last: ServerAPIOutcome) -> ServerAPICallStateMachine.Action {
         var machine = machine(deadline: .seconds(2))
-        _ = machine.handle(.rateLimited(retryAfter: .milliseconds(500)), now: t0, unit: 0)
+        _ = machine.handle(first, now: t0, unit: 0)
+        return machine.handle(last, now: t0 + .milliseconds(1_900), unit: 0)
+    }
+
+    @Test func aTimeOutAfterA429StillReportsThe429() {
         #expect(
-            machine.handle(.transportFailed(.timedOut), now: t0 + .milliseconds(1_900), unit: 0)
+            ending(.rateLimited(retryAfter: .milliseconds(500)), then: .transportFailed(.timedOut))
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 429, transportFailure: .timedOut)))
     }
 
     @Test func aFailureWithoutAnAnswerSaysWhyTheLastTryHadNone() {
-        var machine = machine(deadline: .seconds(2))
-        _ = machine.handle(.transportFailed(.connectFailed), now: t0, unit: 0)
         #expect(
-            machine.handle(.transportFailed(.tlsFailure), now: t0 + .milliseconds(1_900), unit: 0)
+            ending(.transportFailed(.connectFailed), then: .transportFailed(.tlsFailure))
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: nil, transportFailure: .tlsFailure)))
         // An answer after it is the last word: a 503 is not a TLS failure.
-        var answered = self.machine(deadline: .seconds(2))
-        _ = answered.handle(.transportFailed(.tlsFailure), now: t0, unit: 0)
         #expect(
-            answered.handle(.unavailable(status: 503, retryAfter: nil), now: t0 + .milliseconds(1_900), unit: 0)
+            ending(.transportFailed(.tlsFailure), then: .unavailable(status: 503, retryAfter: nil))
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: 503)))
     }
 
     @Test func aLastTryCutShortByTheDeadlineKeepsTheCauseAnEarlierTryNamed() {
-        var machine = machine(deadline: .seconds(2))
-        _ = machine.handle(.transportFailed(.tlsFailure), now: t0, unit: 0)
         #expect(
-            machine.handle(.transportFailed(.timedOut), now: t0 + .milliseconds(1_900), unit: 0)
+            ending(.transportFailed(.tlsFailure), then: .transportFailed(.timedOut))
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: nil, transportFailure: .tlsFailure)))
         // Time-outs alone are the cause.
-        var hanging = self.machine(deadline: .seconds(2))
-        _ = hanging.handle(.transportFailed(.timedOut), now: t0, unit: 0)
         #expect(
-            hanging.handle(.transportFailed(.timedOut), now: t0 + .milliseconds(1_900), unit: 0)
+            ending(.transportFailed(.timedOut), then: .transportFailed(.timedOut))
                 == .fail(.unavailable(retryAfter: .seconds(1), httpStatus: nil, transportFailure: .timedOut)))
     }
 
