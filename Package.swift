@@ -49,11 +49,15 @@ let package = Package(
         ),
 
         // MARK: Shared
+        // Generated protobuf messages keep their fields in a class, and each field read or write
+        // was a run-time exclusivity check: about 48,000 of the stack's 1,367,000 instructions per
+        // verification (callgrind). The generated code never overlaps accesses to that storage,
+        // and the compile-time checks stay; only this target drops the run-time ones.
         .target(
             name: "Contracts",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Shared/Contracts",
-            swiftSettings: strict
+            swiftSettings: strict + [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         .target(
             name: "ZeroMQ",
