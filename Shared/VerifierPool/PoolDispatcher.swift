@@ -57,6 +57,11 @@ public struct PoolDispatcher: Sendable {
 
     public var workerIDs: [WorkerID] { Array(workers.keys) }
     public var workerCount: Int { workers.values.filter { !$0.draining }.count }
+    /// Live verifiers that gave this gateway a share of their capacity. One
+    /// that has just found the gateway announces a share of 0 while its other
+    /// pools hold all it has, for a heartbeat or two: it is live, but nothing
+    /// sent here could be served yet.
+    public var servingWorkerCount: Int { workers.values.filter { !$0.draining && $0.limit > 0 }.count }
     public var queuedCount: Int { queue.count }
     public var inFlightCount: Int { assigned.count }
 

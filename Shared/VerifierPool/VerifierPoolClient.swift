@@ -73,8 +73,11 @@ public final class VerifierPoolClient: Service, Sendable {
     /// The endpoint bound (with the real port when bound to `*`), once running.
     public var endpoint: String? { boundEndpoint.value }
 
-    /// Live verifiers, for readiness.
+    /// Live verifiers.
     public var workerCount: Int { state.withLock { $0.dispatcher.workerCount } }
+
+    /// Live verifiers with a share of their capacity for this pool, for readiness (see `PoolDispatcher`).
+    public var servingWorkerCount: Int { state.withLock { $0.dispatcher.servingWorkerCount } }
 
     /// How many replies each verifier (by its ZeroMQ identity) delivered: how work was spread.
     public var repliesByWorker: [Int] { state.withLock { Array($0.repliesByWorker.values) } }

@@ -169,6 +169,29 @@ import ZeroMQ
         }
     }
 
+    @Test func aGatewayFoundLaterCountsAsServedOnlyOnceItHasAShare() async throws {
+        // The refresh pool, as a bare ROUTER: joined alone, its worker holds all 8.
+        let refresh = try ZMQSocket(context: zmq, type: .router)
+        try refresh.bind("tcp://127.0.0.1:*")
+        let refreshEndpoint = try refresh.lastEndpoint()
+        try await withGateway { gateway in
+            // Two-second beats: the refresh pool gives up its half two reports later, so the
+            // gateway's share stays 0 for seconds, far longer than a poll of 10 ms can miss.
+            let discovery = discovery(
+                endpoints: [refreshEndpoint, "tcp://\(Self.name):\(gateway.port)"], heartbeatInterval: .seconds(2))
+            try await withRunning(discovery) {
+                #expect(await announces(8, on: refresh))
+                resolver.set(Self.name, .addresses(["127.0.0.1"]))
+                // Connected, with nothing to give it yet: what the gateway's readiness must not count.
+                #expect(await eventually { gateway.client.workerCount == 1 && gateway.client.servingWorkerCount == 0 })
+                #expect(await announces(4, on: refresh))
+                #expect(await eventually { gateway.client.servingWorkerCount == 1 })
+                let answer = try await gateway.client.verify(request("r-1", deadline: .seconds(10)))
+                #expect(answer.requestID == "r-1")
+            }
+        }
+    }
+
     @Test func aGatewayThatUsedUpItsCreditsGetsWhatTheIdleRefreshPoolDoesNotUse() async throws {
         // The refresh pool, as a bare ROUTER that reads what its worker announces.
         let refresh = try ZMQSocket(context: zmq, type: .router)

@@ -82,6 +82,17 @@ import Testing
         #expect(dispatcher.workerCount == 0)
     }
 
+    @Test func aWorkerServesOnlyOnceItAnnouncedAShare() {
+        var dispatcher = PoolDispatcher()
+        _ = dispatcher.ready(a, capacity: 0, share: 0, now: t0)
+        #expect(dispatcher.workerCount == 1)
+        #expect(dispatcher.servingWorkerCount == 0, "live, but every slot is held by its other pools")
+        _ = dispatcher.ready(a, capacity: 3, share: 3, now: t0 + .seconds(1))
+        #expect(dispatcher.servingWorkerCount == 1)
+        dispatcher.draining(a)
+        #expect(dispatcher.servingWorkerCount == 0)
+    }
+
     @Test func aReadyThatCrossedRequestsOnTheWireGrantsNoSlotTwice() {
         var dispatcher = PoolDispatcher()
         _ = dispatcher.ready(a, capacity: 4, share: 4, now: t0)

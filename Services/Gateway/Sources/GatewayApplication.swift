@@ -26,7 +26,9 @@ public enum GatewayApplication {
             .init(
                 orchestrator: orchestrator, ledger: ledger,
                 readiness: {
-                    GatewayRouter.Readiness(ledger: await ledger.ping(timeout: .milliseconds(500)), verifiers: pool.workerCount)
+                    // Ready once a verifier can take work here, not merely when one is connected.
+                    GatewayRouter.Readiness(
+                        ledger: await ledger.ping(timeout: .milliseconds(500)), verifiers: pool.servingWorkerCount)
                 },
                 settings: configuration.gateway, sharedSecret: configuration.apple.sharedSecret,
                 bundleIDs: configuration.apple.bundleIDs, metrics: context.metrics,
