@@ -77,7 +77,9 @@ public struct JSONValueParser {
 
     private mutating func object(depth: Int) throws(Invalid) -> JSONValue {
         index += 1  // {
-        var members: [String: JSONValue] = [:]
+        // Room for a transaction's dozen or so keys at once: growing one slot
+        // at a time rehashed every key four or five times over.
+        var members = [String: JSONValue](minimumCapacity: 16)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
