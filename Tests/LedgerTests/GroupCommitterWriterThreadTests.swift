@@ -37,7 +37,7 @@ private final class ThreadNotingStore: ThreadBlockingLedgerStore, Sendable {
 
 @Suite("Group commit: a store that blocks its caller commits on the writer's own thread", .timeLimit(.minutes(1)))
 struct GroupCommitterWriterThreadTests {
-    @Test func everyGroupCommitsOnTheLedgerWriterThreadAndTheWriterStops() async throws {
+    @Test func everyGroupCommitsOnTheLedgerWriterThreadAndNothingAfterTheStop() async throws {
         let sqlite = try SQLiteLedgerStore.inMemory()
         let ledger = try await LedgerFixture(store: sqlite)
         let store = ThreadNotingStore(inner: sqlite)
@@ -64,5 +64,23 @@ struct GroupCommitterWriterThreadTests {
         await #expect(throws: GroupCommitter.Stopped.self) {
             try await committer.submit(LedgerWork.record(RecordRequest()), requestID: "after")
         }
+    }
+
+    private static func currentThreadName() -> String { Thread.current.name ?? "" }
+
+    @Test func theWriterThreadRunsTheTasksThatPreferItAndEndsAfterShutdown() async throws {
+        let executor = WriterThreadExecutor(name: "ledger-writer")
+        let threads = await withTaskExecutorPreference(executor) {
+            await withTaskGroup(of: String.self) { group in
+                for _ in 0..<3 { group.addTask { Self.currentThreadName() } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(threads == Array(repeating: "ledger-writer", count: 3))
+        #expect(!executor.hasStopped)
+        executor.shutdown()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !executor.hasStopped, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(executor.hasStopped)
     }
 }

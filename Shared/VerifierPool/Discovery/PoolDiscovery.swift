@@ -39,6 +39,7 @@ public final class PoolDiscovery: Service, Sendable {
     private let active = Mutex<[String: PoolWorker]>([:])
     private let running = Atomic(0)
     private let rounds = Atomic(0)
+    private let maxInFlight: Int
 
     /// - Parameters:
     ///   - endpoints: the pools as configured (`STOREKEEPER_VERIFIER_ENDPOINT`'s list and the refresh endpoint).
@@ -49,6 +50,7 @@ public final class PoolDiscovery: Service, Sendable {
         makeWorker: @escaping MakeWorker
     ) {
         self.endpoints = endpoints
+        self.maxInFlight = maxInFlight
         self.capacity = VerifierCapacity(maxInFlight: maxInFlight)
         self.resolver = resolver
         self.interval = resolveInterval
@@ -109,6 +111,13 @@ public final class PoolDiscovery: Service, Sendable {
             case .connect(let endpoint):
                 joining.append((endpoint, capacity.join()))
             }
+        }
+        let pools = active.withLock { $0.count } + joining.count
+        if !joining.isEmpty, pools > maxInFlight {
+            // A pool with no share of the bound never gets a request to show it needs one.
+            logger.warning(
+                "more pools than requests in flight: some get none, and their gateways stay unready",
+                metadata: ["pools": "\(pools)", "verifier.max_in_flight": "\(maxInFlight)"])
         }
         for (endpoint, capacity) in joining {
             let worker = makeWorker(endpoint, capacity)

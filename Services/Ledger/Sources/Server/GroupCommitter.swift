@@ -78,7 +78,8 @@ public final class GroupCommitter: Service, Sendable {
     /// earlier one's commit, as it would behind a single writer
     /// (`GroupCommitStateMachine` keeps that bookkeeping). For a store that
     /// commits on the caller's thread (SQLite), all of it runs on a thread of
-    /// its own (`WriterThreadExecutor`).
+    /// its own (`WriterThreadExecutor`); a commit there runs to its end even
+    /// when the service is cancelled (GRDB's synchronous write does not look).
     public func run() async throws {
         guard store is any ThreadBlockingLedgerStore else { return await commitUntilShutdown() }
         let writerThread = WriterThreadExecutor(name: "ledger-writer")

@@ -36,9 +36,18 @@ final class WriterThreadExecutor: TaskExecutor {
         }.start()
     }
 
+    private let stopped = Atomic(false)
+
+    /// The thread has run its last job and ended.
+    var hasStopped: Bool { stopped.load(ordering: .acquiring) }
+
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.withLock { $0.jobs.append(job) }
+        queue.withLock { queue in
+            // Nobody would run it: its task would hang instead.
+            precondition(!queue.stopping, "a job for the ledger's writer thread after its shutdown")
+            queue.jobs.append(job)
+        }
         signals.signal()
     }
 
@@ -54,6 +63,7 @@ final class WriterThreadExecutor: TaskExecutor {
             if let job {
                 job.runSynchronously(on: asUnownedTaskExecutor())
             } else if stopping {
+                stopped.store(true, ordering: .releasing)
                 return
             }
         }
