@@ -76,18 +76,8 @@ public final class GroupCommitter: Service, Sendable {
     /// Up to `store.concurrentCommits` groups run at once, never two whose
     /// prefetches overlap: a later request about the same rows waits for the
     /// earlier one's commit, as it would behind a single writer
-    /// (`GroupCommitStateMachine` keeps that bookkeeping). For a store that
-    /// commits on the caller's thread (SQLite), all of it runs on a thread of
-    /// its own (`WriterThreadExecutor`); a commit there runs to its end even
-    /// when the service is cancelled (GRDB's synchronous write does not look).
+    /// (`GroupCommitStateMachine` keeps that bookkeeping).
     public func run() async throws {
-        guard store is any ThreadBlockingLedgerStore else { return await commitUntilShutdown() }
-        let writerThread = WriterThreadExecutor(name: "ledger-writer")
-        await withTaskExecutorPreference(writerThread) { await commitUntilShutdown() }
-        writerThread.shutdown()
-    }
-
-    private func commitUntilShutdown() async {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Int.self) { group in
                 var action = state.withLock { $0.machine.next() }
@@ -150,16 +140,9 @@ public final class GroupCommitter: Service, Sendable {
         let rules = self.rules
         let started = ContinuousClock.now
         do {
-            let apply: @Sendable (Int, any LedgerSession) throws -> LedgerWorkOutput = { unit, session in
+            let outcomes = try await store.commit(units: works.count, prefetch: prefetch) { unit, session in
                 try rules.apply(works[unit].0, requestID: works[unit].1, now: now, session: session)
             }
-            // On the writer thread `run` gave a blocking store: this task prefers it.
-            let outcomes =
-                if let store = store as? any ThreadBlockingLedgerStore {
-                    try store.commitBlockingThisThread(units: works.count, apply)
-                } else {
-                    try await store.commit(units: works.count, prefetch: prefetch, apply)
-                }
             metrics.committed(batchSize: batch.count, duration: ContinuousClock.now - started)
             let events = outcomes.flatMap(\.events)
             if !events.isEmpty { publish(events) }

@@ -23,17 +23,6 @@ public protocol LedgerStore: Sendable {
     func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output
 }
 
-/// A store whose commit is quickest on the caller's own thread, blocking it
-/// (SQLite: GRDB's synchronous write runs where it is called, where its async
-/// write hops to the writer's queue and back). `GroupCommitter` gives such a
-/// store a thread of its own (`WriterThreadExecutor`) and commits there.
-public protocol ThreadBlockingLedgerStore: LedgerStore {
-    /// `commit`, on the calling thread, which it blocks until the group is on disk.
-    func commitBlockingThisThread<Output: Sendable>(
-        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
-    ) throws -> [UnitOutcome<Output>]
-}
-
 extension LedgerStore {
     /// One writer, one group at a time.
     public var concurrentCommits: Int { 1 }
