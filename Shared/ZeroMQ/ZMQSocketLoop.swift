@@ -144,9 +144,12 @@ public final class ZMQSocketLoop: Sendable {
                     return true
                 }
                 guard started else { return finished.resume(throwing: Closed()) }
-                let thread = Thread { [self] in runThread(wakeup: wakeup) }
-                thread.name = "zmq-\(type)"
-                thread.start()
+                Thread { [self] in
+                    // Named from inside: on Linux a name set before `start` never reaches the
+                    // OS thread, which then showed in profiles as the event loop that started it.
+                    Thread.current.name = "zmq-\(type)"
+                    runThread(wakeup: wakeup)
+                }.start()
             }
         } onCancel: {
             stop()

@@ -1,4 +1,5 @@
 import CZeroMQ
+import Foundation
 import Testing
 
 @testable import ZeroMQ
@@ -45,6 +46,22 @@ import Testing
         try await withRunning([pusher]) {
             try await early.value
             #expect(try await puller.receive(within: .seconds(10)) == [bytes("early"), []])
+        }
+    }
+
+    @Test func theLoopsThreadCarriesItsOwnNameInProfiles() async throws {
+        let bound = Box<String>()
+        let loop = ZMQSocketLoop(context: context, type: .rep) { socket in
+            try socket.bind("tcp://127.0.0.1:*")
+            bound.set(try socket.lastEndpoint())
+        }
+        try await withRunning([loop]) {
+            _ = try await bound.wait()
+            // What perf and /proc show; a name set only on Foundation's Thread never got there.
+            let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
+                try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)
+            }
+            #expect(names.contains("zmq-\(ZMQSocketType.rep)\n"))
         }
     }
 

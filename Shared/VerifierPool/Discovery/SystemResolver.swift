@@ -24,9 +24,10 @@ public struct SystemResolver: AddressResolver {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resolution, Never>) in
                 guard answer.wait(continuation) else { return }
-                let thread = Thread { answer.give(Self.lookup(host)) }
-                thread.name = "getaddrinfo"
-                thread.start()
+                Thread {
+                    Thread.current.name = "getaddrinfo"  // from inside: see ZMQSocketLoop.run
+                    answer.give(Self.lookup(host))
+                }.start()
             }
         } onCancel: {
             answer.give(.failed("cancelled"))
