@@ -33,6 +33,23 @@ import Testing
         #expect(value["g"] == .double(9_223_372_036_854_775_808))
     }
 
+    @Test func nestedObjectsKeepTheirOwnMembers() throws {
+        let text = #"{"a": {"a": 1, "b": {"c": [{"a": 2}, {}]}}, "b": 3, "c": {"d": 4}}"#
+        let value = try JSONValueParser.parse(Array(text.utf8), rejectingAmbiguity: true)
+        #expect(value["a"]?["a"] == .integer(1))
+        #expect(value["a"]?["b"]?["c"] == .array([.object(["a": .integer(2)]), .object([:])]))
+        #expect(value["b"] == .integer(3))
+        #expect(value["c"] == .object(["d": .integer(4)]))
+        // A key repeated in the outer object after a nested one that uses it too.
+        let repeated = #"{"a": {"a": 1}, "a": 2}"#
+        let error = #expect(throws: JSONValueParser.Invalid.self) {
+            try JSONValueParser.parse(Array(repeated.utf8), rejectingAmbiguity: true)
+        }
+        #expect(error?.ambiguity == .repeatedKey)
+        #expect(error?.offset == repeated.utf8.count - 1, "where the repeated member's value ended")
+        #expect(try JSONValueParser.parse(Array(repeated.utf8))["a"] == .integer(2), "the last value wins")
+    }
+
     @Test func aCallerMayRefuseWhatReadsButNotAsOneThing() throws {
         for (text, ambiguity) in [
             (#"{"a": 1, "a": 2}"#, JSONValueParser.Ambiguity.repeatedKey),

@@ -26,6 +26,8 @@ public struct JSONValueParser {
     private let bytes: [UInt8]
     private var index = 0
     private var rejectingAmbiguity = false
+    /// Members of the objects being read, innermost last, with where each value ended.
+    private var pendingMembers: [(key: String, value: JSONValue, end: Int)] = []
 
     /// - Parameter rejectingAmbiguity: refuse text that reads but not as one
     ///   thing (`Ambiguity`), as a client's request must be. Without it, the
@@ -77,14 +79,17 @@ public struct JSONValueParser {
 
     private mutating func object(depth: Int) throws(Invalid) -> JSONValue {
         index += 1  // {
-        // Room for a transaction's dozen or so keys at once: growing one slot
-        // at a time rehashed every key four or five times over.
-        var members = [String: JSONValue](minimumCapacity: 16)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
+        // The members wait on `pendingMembers` (nested objects above them) until the
+        // object is read, so its dictionary is made once, at its size: grown a slot at a
+        // time it rehashed every key four or five times, and made large up front it
+        // would let a hostile `[{},{},...]` reserve far more memory than its bytes.
+        let first = pendingMembers.count
+        defer { pendingMembers.removeSubrange(first...) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw invalid }
@@ -93,20 +98,24 @@ public struct JSONValueParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid }
             index += 1
             let member = try value(depth: depth + 1)
-            if members.updateValue(member, forKey: key) != nil, rejectingAmbiguity {
-                throw Invalid(offset: index, ambiguity: .repeatedKey)
-            }
+            pendingMembers.append((key, member, index))
             skipWhitespace()
             guard index < bytes.count else { throw invalid }
             if bytes[index] == UInt8(ascii: ",") {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                break
             } else {
                 throw invalid
             }
         }
+        var members = [String: JSONValue](minimumCapacity: pendingMembers.count - first)
+        for (key, member, end) in pendingMembers[first...] {
+            let repeated = members.updateValue(member, forKey: key) != nil
+            if repeated, rejectingAmbiguity { throw Invalid(offset: end, ambiguity: .repeatedKey) }
+        }
+        return .object(members)
     }
 
     private mutating func array(depth: Int) throws(Invalid) -> JSONValue {
