@@ -6,7 +6,11 @@ public enum UserIDRule {
     public static let requirement = "user_id must be 1-128 printable characters"
 
     public static func accepts(_ userID: String) -> Bool {
-        (1...128).contains(userID.count)
+        // Nearly every id is printable ASCII: one byte is one character and
+        // none is a control, so the bytes answer without grapheme breaking.
+        let bytes = userID.utf8
+        if bytes.allSatisfy({ (0x20...0x7E).contains($0) }) { return (1...128).contains(bytes.count) }
+        return (1...128).contains(userID.count)
             && !userID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     }
 }

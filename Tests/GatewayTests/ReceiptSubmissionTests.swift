@@ -131,4 +131,13 @@ struct ReceiptSubmissionTests {
         let user = String(repeating: "é", count: 128)
         #expect(try parse(#"{"user_id":"\#(user)","receipt_data":"QQ=="}"#).userID == user)
     }
+
+    @Test(arguments: [
+        ("application/x-www-form-urlencoded", true), (" Application/X-WWW-Form-URLEncoded\t; charset=utf-8", true),
+        ("application/x-www-form-urlencoded;charset=utf-8", true), ("application/json", false), (nil, false),
+        ("application/x-www-form-urlencodedx", false), ("text/application/x-www-form-urlencoded", false), ("", false),
+    ] as [(String?, Bool)])
+    func theFormIsNamedByItsMediaTypeWithoutCaseOrSpaces(_ contentType: String?, _ isForm: Bool) {
+        #expect(ReceiptSubmission.isForm(contentType) == isForm)
+    }
 }

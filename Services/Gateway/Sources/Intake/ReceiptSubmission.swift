@@ -13,8 +13,7 @@ struct ReceiptSubmission: Sendable, Equatable {
     var excludeOldTransactions = false
 
     static func parse(contentType: String?, body: [UInt8]) throws(IntakeError) -> ReceiptSubmission {
-        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        let fields: Fields = mediaType == "application/x-www-form-urlencoded" ? try form(body) : try json(body)
+        let fields: Fields = isForm(contentType) ? try form(body) : try json(body)
         let userID = try checkedUserID(fields.userID)
         guard let receipt = fields.receiptData else { throw .badRequest("receipt_data is required") }
         return ReceiptSubmission(
@@ -23,6 +22,21 @@ struct ReceiptSubmission: Sendable, Equatable {
             productID: fields.productID.flatMap { $0.isEmpty ? nil : $0 },
             excludeOldTransactions: fields.excludeOldTransactions ?? false)
     }
+
+    /// Whether `Content-Type` names a form: its media type, before any
+    /// parameter, compared without ASCII case and without the spaces and tabs
+    /// HTTP allows around it. Read as bytes: this runs on every request.
+    static func isForm(_ contentType: String?) -> Bool {
+        guard var type = contentType?.utf8.prefix(while: { $0 != UInt8(ascii: ";") }) else { return false }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = type.first, isSpace(first) { type = type.dropFirst() }
+        while let last = type.last, isSpace(last) { type = type.dropLast() }
+        return type.elementsEqual(formMediaType) { byte, expected in
+            ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == expected
+        }
+    }
+
+    private static let formMediaType = Array("application/x-www-form-urlencoded".utf8)
 
     /// The app's user id: required, and as `UserIDRule` says.
     static func checkedUserID(_ userID: String?) throws(IntakeError) -> String {
