@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "ZeroMQ",
             dependencies: [
-                "CZeroMQ",
+                "CZeroMQ", "OSThread",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -71,6 +71,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "TaskLanes", path: "Shared/TaskLanes", swiftSettings: strict),
+        // Detached threads named from inside, for the loops that block (curl, ZeroMQ, the SQLite writer).
+        .target(name: "OSThread", path: "Shared/OSThread", swiftSettings: strict),
         // The request/reply skeleton the ledger client and the verifier pool share: ids, the waiting
         // table, cancellation, expiry, and a timer loop that sleeps until the next thing due.
         .target(name: "RequestReply", path: "Shared/RequestReply", swiftSettings: strict),
@@ -79,7 +81,7 @@ let package = Package(
         .target(
             name: "CurlHTTP",
             dependencies: [
-                "CCurl", "Timekeeping",
+                "CCurl", "Timekeeping", "OSThread",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -90,7 +92,7 @@ let package = Package(
         .target(
             name: "VerifierPool",
             dependencies: [
-                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore", "Timekeeping", "RequestReply",
+                "Contracts", "ZeroMQ", "TaskLanes", "StorekeeperCore", "Timekeeping", "RequestReply", "OSThread",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -166,7 +168,7 @@ let package = Package(
         .target(
             name: "Ledger",
             dependencies: serviceDependencies + [
-                "VerifierPool", "LedgerClient", "RequestReply", .product(name: "GRDB", package: "GRDB.swift"),
+                "VerifierPool", "LedgerClient", "RequestReply", "OSThread", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"), .product(name: "Yams", package: "Yams"),
@@ -251,6 +253,7 @@ let package = Package(
             dependencies: ["AppleFormats", "Contracts", .product(name: "PropertyBased", package: "swift-property-based")],
             path: "Tests/AppleFormatsTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
+        .testTarget(name: "OSThreadTests", dependencies: ["OSThread"], path: "Tests/OSThreadTests", swiftSettings: strict),
         .testTarget(name: "TaskLanesTests", dependencies: ["TaskLanes"], path: "Tests/TaskLanesTests", swiftSettings: strict),
         .testTarget(
             name: "RequestReplyTests", dependencies: ["RequestReply", "TaskOutcome"], path: "Tests/RequestReplyTests",
@@ -340,7 +343,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "Simulator", "AppleFormats", "AppleJWS", "Contracts",
-                "StorekeeperCore", "ZeroMQ", "PostgresTestServer", "Timekeeping", "TaskOutcome", "SeededRandom",
+                "StorekeeperCore", "ZeroMQ", "PostgresTestServer", "Timekeeping", "TaskOutcome", "SeededRandom", "OSThread",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,4 +1,5 @@
 import Logging
+import OSThread
 import ServiceLifecycle
 
 /// An HTTP client over libcurl's multi interface: one loop on one dedicated
@@ -85,7 +86,7 @@ public final class CurlHTTPClient: Service, Sendable {
         }
         logger.info("curl loop starting", metadata: ["curl.version": "\(CurlGlobal.version)"])
         return await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError?, Never>) in
-            let started = LoopThread.start {
+            let started = OSThread.start(name: "curl-loop") {
                 guard let loop = MultiLoop(shared: shared, configuration: configuration, logger: logger) else {
                     logger.error("curl_multi_init or epoll failed")
                     shared.finish()

@@ -185,8 +185,9 @@ extension ZMQSocketLoop {
         return received
     }
 
-    /// The socket is closed: fail whatever still waits, then let `run()` return.
-    private func finish(_ failure: (any Error)?) {
+    /// The socket is closed (or its thread never started): fail whatever
+    /// still waits, then let `run()` return.
+    func finish(_ failure: (any Error)?) {
         let (leftovers, finished) = locked.withLock { state in
             let leftovers = state.machine.finish()
             defer {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OSThread
 import Synchronization
 
 /// One ZeroMQ socket on a thread of its own, used from async code.
@@ -144,12 +145,9 @@ public final class ZMQSocketLoop: Sendable {
                     return true
                 }
                 guard started else { return finished.resume(throwing: Closed()) }
-                Thread { [self] in
-                    // Named from inside: on Linux a name set before `start` never reaches the
-                    // OS thread, which then showed in profiles as the event loop that started it.
-                    Thread.current.name = "zmq-\(type)"
-                    runThread(wakeup: wakeup)
-                }.start()
+                guard OSThread.start(name: "zmq-\(type)", { [self] in runThread(wakeup: wakeup) }) else {
+                    return finish(ZMQError(code: EAGAIN, operation: "pthread_create"))
+                }
             }
         } onCancel: {
             stop()

@@ -1,4 +1,5 @@
 import Foundation
+import OSThread
 import Synchronization
 
 #if canImport(Glibc)
@@ -24,10 +25,8 @@ public struct SystemResolver: AddressResolver {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resolution, Never>) in
                 guard answer.wait(continuation) else { return }
-                Thread {
-                    Thread.current.name = "getaddrinfo"  // from inside: see ZMQSocketLoop.run
-                    answer.give(Self.lookup(host))
-                }.start()
+                let started = OSThread.start(name: "getaddrinfo") { answer.give(Self.lookup(host)) }
+                if !started { answer.give(.failed("no thread for the lookup")) }
             }
         } onCancel: {
             answer.give(.failed("cancelled"))

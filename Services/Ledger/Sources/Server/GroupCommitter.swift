@@ -76,39 +76,70 @@ public final class GroupCommitter: Service, Sendable {
     /// Up to `store.concurrentCommits` groups run at once, never two whose
     /// prefetches overlap: a later request about the same rows waits for the
     /// earlier one's commit, as it would behind a single writer
-    /// (`GroupCommitStateMachine` keeps that bookkeeping).
+    /// (`GroupCommitStateMachine` keeps that bookkeeping). A store that
+    /// commits one group at a time by blocking its caller (SQLite) gets a
+    /// thread of its own for the loop and its commits (`SerialCommitLoop`).
     public func run() async throws {
         await withGracefulShutdownHandler {
-            await withTaskGroup(of: Int.self) { group in
-                var action = state.withLock { $0.machine.next() }
-                while true {
-                    switch action {
-                    case .commit(let id, let batch, let prefetch):
-                        group.addTask {
-                            await self.commit(batch, prefetch: prefetch)
-                            return id
-                        }
-                    case .prefetch(let batch):
-                        let prefetch = rules.prefetch(for: batch.lazy.map(\.work))
-                        action = state.withLock { $0.machine.prefetched(batch, prefetch) }
-                        continue
-                    case .awaitCommit:
-                        if let done = await group.next() { state.withLock { $0.machine.committed(done) } }
-                    case .awaitWork:
-                        await awaitWork()
-                    case .finish:
-                        return
-                    }
-                    action = state.withLock { $0.machine.next() }
-                }
+            guard let store = store as? any BlockingLedgerStore, store.concurrentCommits == 1 else {
+                return await commitInLanes()
+            }
+            do {
+                let thread = try WriterThreadExecutor(name: "ledger-writer")
+                await SerialCommitLoop(committer: self, store: store, executor: thread).run()
+                thread.shutdown()
+            } catch {
+                logger.warning("no thread for the ledger's writer: committing through the store's async API")
+                await commitInLanes()
             }
         } onGracefulShutdown: {
             self.stopAccepting()
         }
     }
 
-    /// Sleeps until a submit, graceful shutdown, or cancellation of the service.
-    private func awaitWork() async {
+    /// The loop for a store with async commits: each group in a task of its own.
+    private func commitInLanes() async {
+        await withTaskGroup(of: Int.self) { group in
+            while true {
+                switch nextAction() {
+                case .commit(let id, let batch, let prefetch):
+                    group.addTask {
+                        await self.commit(batch, prefetch: prefetch)
+                        return id
+                    }
+                case .prefetch:
+                    preconditionFailure("nextAction() does the prefetches")
+                case .awaitCommit:
+                    if let done = await group.next() { committed(done) }
+                case .awaitWork:
+                    await awaitWork()
+                case .finish:
+                    return
+                }
+            }
+        }
+    }
+
+    /// The state machine's next step, with any prefetch it asks for worked
+    /// out on the way. Without `prefetching` the prefetch is empty: for one
+    /// lane, where no group can overlap, and a store that reads what it needs.
+    func nextAction(prefetching: Bool = true) -> GroupCommitStateMachine<Job>.RunAction {
+        var action = state.withLock { $0.machine.next() }
+        while case .prefetch(let batch) = action {
+            let prefetch = prefetching ? rules.prefetch(for: batch.lazy.map(\.work)) : LedgerPrefetch()
+            action = state.withLock { $0.machine.prefetched(batch, prefetch) }
+        }
+        return action
+    }
+
+    /// Group `id` ended, committed or not.
+    func committed(_ id: Int) {
+        state.withLock { $0.machine.committed(id) }
+    }
+
+    /// Sleeps until a submit, graceful shutdown, or cancellation of the
+    /// service, on the caller's actor when it has one (`SerialCommitLoop`).
+    func awaitWork(isolation: isolated (any Actor)? = #isolation) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state in
@@ -131,29 +162,56 @@ public final class GroupCommitter: Service, Sendable {
         }?.resume()
     }
 
+    typealias Apply = @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> LedgerWorkOutput
+
+    /// Commits `batch` through a store's blocking commit, on the caller's thread.
+    func commit(_ batch: [Job], blocking: (_ units: Int, _ apply: @escaping Apply) throws -> [UnitOutcome<LedgerWorkOutput>]) {
+        guard let (jobs, apply) = start(batch) else { return }
+        let started = ContinuousClock.now
+        finish(jobs, Result { try blocking(jobs.count, apply) }, started: started)
+    }
+
     private func commit(_ batch: [Job], prefetch: LedgerPrefetch) async {
+        guard let (jobs, apply) = start(batch) else { return }
+        let started = ContinuousClock.now
+        let outcomes: Result<[UnitOutcome<LedgerWorkOutput>], any Error>
+        do {
+            outcomes = .success(try await store.commit(units: jobs.count, prefetch: prefetch, apply))
+        } catch {
+            outcomes = .failure(error)
+        }
+        finish(jobs, outcomes, started: started)
+    }
+
+    /// Fails the jobs whose deadline passed, unstarted, and returns the
+    /// others with what the store applies to each; nil when none is left.
+    private func start(_ batch: [Job]) -> (jobs: [Job], apply: Apply)? {
         let now = clock()
         for job in batch where job.hasExpired(at: now) { job.continuation.resume(throwing: DeadlinePassed()) }
-        let batch = batch.filter { !$0.hasExpired(at: now) }
-        guard !batch.isEmpty else { return }
-        let works = batch.map { ($0.work, $0.requestID) }
+        let jobs = batch.filter { !$0.hasExpired(at: now) }
+        guard !jobs.isEmpty else { return nil }
+        let works = jobs.map { ($0.work, $0.requestID) }
         let rules = self.rules
-        let started = ContinuousClock.now
-        do {
-            let outcomes = try await store.commit(units: works.count, prefetch: prefetch) { unit, session in
-                try rules.apply(works[unit].0, requestID: works[unit].1, now: now, session: session)
-            }
-            metrics.committed(batchSize: batch.count, duration: ContinuousClock.now - started)
+        return (jobs, { unit, session in try rules.apply(works[unit].0, requestID: works[unit].1, now: now, session: session) })
+    }
+
+    /// Publishes a committed group's events and answers its jobs.
+    private func finish(
+        _ jobs: [Job], _ outcomes: Result<[UnitOutcome<LedgerWorkOutput>], any Error>, started: ContinuousClock.Instant
+    ) {
+        switch outcomes {
+        case .success(let outcomes):
+            metrics.committed(batchSize: jobs.count, duration: ContinuousClock.now - started)
             let events = outcomes.flatMap(\.events)
             if !events.isEmpty { publish(events) }
-            for (job, outcome) in zip(batch, outcomes) {
+            for (job, outcome) in zip(jobs, outcomes) {
                 job.continuation.resume(with: outcome.result)
             }
-        } catch {
+        case .failure(let error):
             // Nothing of this batch is on disk: every request gets a retryable failure.
-            logger.error("group commit failed", metadata: ["ledger.batch": "\(batch.count)", "error": "\(loggable(error))"])
+            logger.error("group commit failed", metadata: ["ledger.batch": "\(jobs.count)", "error": "\(loggable(error))"])
             metrics.commitFailed()
-            for job in batch { job.continuation.resume(throwing: error) }
+            for job in jobs { job.continuation.resume(throwing: error) }
         }
     }
 }

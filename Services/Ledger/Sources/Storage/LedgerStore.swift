@@ -23,6 +23,18 @@ public protocol LedgerStore: Sendable {
     func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output
 }
 
+/// A store whose commit is quickest on the caller's own thread, blocking it
+/// (SQLite: GRDB's synchronous write runs where it is called, where its async
+/// write hops to GRDB's writer queue and back). `GroupCommitter` gives such a
+/// store, when it commits one group at a time, a thread of its own and
+/// commits there (`SerialCommitLoop`).
+public protocol BlockingLedgerStore: LedgerStore {
+    /// `commit`, on the calling thread, which it blocks until the group is on disk.
+    func commitBlocking<Output: Sendable>(
+        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) throws -> [UnitOutcome<Output>]
+}
+
 extension LedgerStore {
     /// One writer, one group at a time.
     public var concurrentCommits: Int { 1 }

@@ -5,7 +5,7 @@ import GRDB
 /// The SQLite `LedgerStore`: one GRDB `DatabasePool` in WAL mode with
 /// `synchronous=FULL`, so a committed group is on disk (it survives a power
 /// loss, not only a process kill) before any of its answers goes out.
-public final class SQLiteLedgerStore: LedgerStore {
+public final class SQLiteLedgerStore: BlockingLedgerStore {
     public static let fileName = "ledger.sqlite"
 
     let writer: any DatabaseWriter
@@ -40,32 +40,43 @@ public final class SQLiteLedgerStore: LedgerStore {
     public func commit<Output: Sendable>(
         units: Int, prefetch: LedgerPrefetch, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>] {
-        try await writer.write { db in
-            let session = SQLiteLedgerSession(db: db)
-            session.nextSeq = try session.headSeq() + 1
-            var outcomes: [UnitOutcome<Output>] = []
-            outcomes.reserveCapacity(units)
-            for unit in 0..<units {
-                let firstSeq = session.nextSeq
-                session.appended.removeAll(keepingCapacity: true)
-                var result: Result<Output, any Error>?
-                var events: [CommittedEvent] = []
-                do {
-                    // A savepoint per unit: one request's failure (already_bound, a bad
-                    // value) undoes its own changes only.
-                    try Self.inUnitSavepoint(session) { result = .success(try apply(unit, session)) }
-                    events = session.appended
-                } catch let failure as UnitNotUndone {
-                    // Its writes would be committed with the others': the whole group fails instead.
-                    throw failure.error
-                } catch {
-                    result = .failure(error)
-                    session.nextSeq = firstSeq
-                }
-                outcomes.append(UnitOutcome(result: result ?? .failure(CancellationError()), events: events))
+        try await writer.write { db in try Self.applyGroup(db, units: units, apply) }
+    }
+
+    public func commitBlocking<Output: Sendable>(
+        units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) throws -> [UnitOutcome<Output>] {
+        try writer.write { db in try Self.applyGroup(db, units: units, apply) }
+    }
+
+    /// The group's units, inside the transaction `write` opened.
+    private static func applyGroup<Output: Sendable>(
+        _ db: Database, units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+    ) throws -> [UnitOutcome<Output>] {
+        let session = SQLiteLedgerSession(db: db)
+        session.nextSeq = try session.headSeq() + 1
+        var outcomes: [UnitOutcome<Output>] = []
+        outcomes.reserveCapacity(units)
+        for unit in 0..<units {
+            let firstSeq = session.nextSeq
+            session.appended.removeAll(keepingCapacity: true)
+            var result: Result<Output, any Error>?
+            var events: [CommittedEvent] = []
+            do {
+                // A savepoint per unit: one request's failure (already_bound, a bad
+                // value) undoes its own changes only.
+                try inUnitSavepoint(session) { result = .success(try apply(unit, session)) }
+                events = session.appended
+            } catch let failure as UnitNotUndone {
+                // Its writes would be committed with the others': the whole group fails instead.
+                throw failure.error
+            } catch {
+                result = .failure(error)
+                session.nextSeq = firstSeq
             }
-            return outcomes
+            outcomes.append(UnitOutcome(result: result ?? .failure(CancellationError()), events: events))
         }
+        return outcomes
     }
 
     /// A savepoint from the session's prepared statements. GRDB's `inSavepoint` prepares its

@@ -1,0 +1,33 @@
+import OSThread
+import Synchronization
+import Testing
+
+@Suite("OS threads: named from inside, before their body runs")
+struct OSThreadTests {
+    /// Starts a thread and returns the name its body saw.
+    private func nameSeen(starting name: String) async -> String? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            let started = OSThread.start(name: name) { continuation.resume(returning: OSThread.currentName) }
+            #expect(started)
+        }
+    }
+
+    @Test func theBodyRunsUnderItsOwnNameNotItsCreators() async {
+        #expect(await nameSeen(starting: "sk-test-1") == "sk-test-1")
+        #expect(OSThread.currentName != "sk-test-1")
+    }
+
+    @Test func aLongNameKeepsItsFirst15Bytes() async {
+        #expect(await nameSeen(starting: "a-name-longer-than-fifteen") == "a-name-longer-t")
+    }
+
+    @Test func manyThreadsEachSeeTheirOwnName() async {
+        // Under load the Foundation way lost names: each of these must see its own.
+        await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<50 {
+                group.addTask { await nameSeen(starting: "sk-\(index)") == "sk-\(index)" }
+            }
+            for await sawItsOwn in group { #expect(sawItsOwn) }
+        }
+    }
+}
