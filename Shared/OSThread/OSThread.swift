@@ -21,8 +21,8 @@ public enum OSThread {
     /// Linux keeps a thread's name to 15 bytes.
     public static let nameLimit = 15
 
-    /// Starts `body` on a new detached thread named `name` (its first
-    /// `nameLimit` bytes). Returns `false`, running nothing, when the system
+    /// Starts `body` on a new detached thread named `name` (as much of it
+    /// as fits in `nameLimit` bytes, cut between characters). Returns `false`, running nothing, when the system
     /// refuses a thread.
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(ThreadBody(name: name, run: body)).toOpaque()
@@ -65,9 +65,22 @@ public enum OSThread {
         let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
-        let bytes = Array(name.utf8.prefix(nameLimit))
+        let bytes = Array(name.utf8.prefix(cutLength(of: name)))
         _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         #endif
+    }
+}
+
+extension OSThread {
+    /// How many of `name`'s UTF-8 bytes fit in `nameLimit` without splitting a character's encoding.
+    static func cutLength(of name: String) -> Int {
+        var length = 0
+        for scalar in name.unicodeScalars {
+            let width = UTF8.width(scalar)
+            guard length + width <= nameLimit else { break }
+            length += width
+        }
+        return length
     }
 }
 

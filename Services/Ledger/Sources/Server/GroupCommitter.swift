@@ -79,6 +79,9 @@ public final class GroupCommitter: Service, Sendable {
     /// (`GroupCommitStateMachine` keeps that bookkeeping). A store that
     /// commits one group at a time by blocking its caller (SQLite) gets a
     /// thread of its own for the loop and its commits (`SerialCommitLoop`).
+    /// There a commit under way ends on disk even when the service is
+    /// cancelled, and cancellation stops the writer as graceful shutdown
+    /// does. Call `run()` once.
     public func run() async throws {
         await withGracefulShutdownHandler {
             guard let store = store as? any BlockingLedgerStore, store.concurrentCommits == 1 else {

@@ -7,7 +7,7 @@
 /// task (on an event loop) to GRDB's writer queue and back before the next
 /// group could start. Here the next group starts on the same thread as soon
 /// as the last is on disk. `storekeeper-bench-ledger --requests 20000
-/// --transactions 10`: see bench/README.md.
+/// --transactions 10`: see bench/README.md ("2026-11-27, 16:20").
 actor SerialCommitLoop {
     private let executor: WriterThreadExecutor
     private let committer: GroupCommitter
@@ -42,4 +42,3 @@ actor SerialCommitLoop {
         }
     }
 }
-

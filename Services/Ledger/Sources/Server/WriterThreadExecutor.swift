@@ -31,7 +31,11 @@ final class WriterThreadExecutor: SerialExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.withLock { $0.jobs.append(job) }
+        queue.withLock {
+            // A job after the stop would never run, and its task would hang.
+            precondition(!$0.stopping, "a job enqueued on a writer thread that was shut down")
+            $0.jobs.append(job)
+        }
         signals.signal()
     }
 

@@ -29,7 +29,9 @@ public protocol LedgerStore: Sendable {
 /// store, when it commits one group at a time, a thread of its own and
 /// commits there (`SerialCommitLoop`).
 public protocol BlockingLedgerStore: LedgerStore {
-    /// `commit`, on the calling thread, which it blocks until the group is on disk.
+    /// `commit`, on the calling thread, which it blocks until the group is on
+    /// disk: never from async code, whose threads are the event loops.
+    @available(*, noasync, message: "blocks its thread: call it from SerialCommitLoop")
     func commitBlocking<Output: Sendable>(
         units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>]

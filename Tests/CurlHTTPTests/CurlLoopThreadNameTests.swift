@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The curl loop's thread carries its own name (profiles, /proc), not its creator's.
-@Suite struct LoopThreadNameTests {
+@Suite struct CurlLoopThreadNameTests {
     @Test func theLoopThreadIsNamed() async throws {
         func names() -> [String] {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
