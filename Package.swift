@@ -147,7 +147,7 @@ let package = Package(
         ),
 
         // Child processes by posix_spawn: for the CLI's supervisor and the tests, not the services.
-        .target(name: "ProcessSpawn", dependencies: ["Timekeeping"], path: "Shared/ProcessSpawn", swiftSettings: strict),
+        .target(name: "ProcessSpawn", dependencies: ["Timekeeping", "OSThread"], path: "Shared/ProcessSpawn", swiftSettings: strict),
 
         // MARK: Services (logic) and their thin executables
         .target(

@@ -1,4 +1,5 @@
 import Foundation
+import OSThread
 import Synchronization
 import Timekeeping
 
@@ -64,7 +65,7 @@ public final class SpawnedProcess: Sendable {
         self.pid = pid
         let reader = fds[0]
         let drained = outputDrained
-        Thread.detachNewThread {
+        let started = OSThread.start(name: "spawn-output") {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = read(reader, &buffer, buffer.count)
@@ -72,6 +73,12 @@ public final class SpawnedProcess: Sendable {
                 if count <= 0 { break }
                 onOutput(Data(buffer[0..<count]))
             }
+            close(reader)
+            drained.set()
+        }
+        if !started {
+            // Nobody would read the output: with the read end closed the child's writes fail
+            // (EPIPE, or SIGPIPE) instead of blocking it for good once the pipe is full.
             close(reader)
             drained.set()
         }
