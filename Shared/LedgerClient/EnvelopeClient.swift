@@ -90,7 +90,7 @@ public final class EnvelopeClient: Service, Sendable {
             let admission = requests.withLock { $0.wait(id, waiter: continuation, deadline: deadline, payload: ()) }
             guard case .waiting(let wakeTimer) = admission else { return admission }
             if wakeTimer { expiry.wake() }
-            outgoingContinuation.yield(RequestFrame.encode(correlation: id, payload: payload))
+            send(RequestFrame.encode(correlation: id, payload: payload))
             return admission
         } withdraw: {
             self.requests.withLock { $0.cancel(id) }
@@ -121,6 +121,17 @@ public final class EnvelopeClient: Service, Sendable {
 
     /// How many times the expiry loop woke so far.
     var expiryWakeups: Int { requests.withLock { $0.timerWakeups } }
+
+    /// To libzmq on the caller's thread when it takes the message at once;
+    /// otherwise to the send loop, which waits for the socket. Answers are
+    /// matched by id, so a message sent directly may overtake a queued one.
+    /// Each message through the loop cost the loop task's wake-up: sending
+    /// directly took the gateway from 463k to 435k instructions per
+    /// verification (callgrind), for its two messages.
+    private func send(_ frames: [[UInt8]]) {
+        if (try? socket.trySend(frames)) == true { return }
+        outgoingContinuation.yield(frames)
+    }
 
     private func sendLoop() async {
         for await frames in outgoing {

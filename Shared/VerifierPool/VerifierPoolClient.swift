@@ -211,7 +211,11 @@ public final class VerifierPoolClient: Service, Sendable {
         }
     }
 
+    /// To libzmq on the caller's thread when it takes the message at once (see
+    /// `EnvelopeClient.send`). Otherwise, or when libzmq refuses it (a worker
+    /// gone), to the send loop, which waits for the socket and handles a loss.
     private func sendFrames(_ frames: [[UInt8]], to worker: [UInt8]? = nil) {
+        if (try? socket.trySend(frames)) == true { return }
         outgoingContinuation.yield((frames, worker))
     }
 

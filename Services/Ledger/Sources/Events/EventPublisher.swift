@@ -1,17 +1,22 @@
 import Contracts
 import Logging
 import ServiceLifecycle
+import Synchronization
 import ZeroMQ
 
 /// The ledger's PUB socket: every committed event as [topic, LedgerEvent].
-/// The writer hands each commit's events over without waiting; one loop sends
-/// them in seq order. PUB never waits for subscribers: a slow one loses
+/// The writer hands each commit's events over without waiting. They go to
+/// libzmq on its thread when nothing is queued before them, otherwise to one
+/// loop that sends them after what it holds: either way, in seq order. PUB never waits for subscribers: a slow one loses
 /// messages at its high-water mark, sees the jump in seq and catches up
 /// through replay.
 final class EventPublisher: Service, Sendable {
     private let socket: ZMQSocketLoop
     private let outgoing: AsyncStream<[CommittedEvent]>
     private let outgoingContinuation: AsyncStream<[CommittedEvent]>.Continuation
+    /// Commits handed to the send loop and not yet sent. Held while sending
+    /// directly, so that two publishers cannot interleave their events.
+    private let queuedCommits = Mutex(0)
 
     init(context: ZMQContext, endpoint: String, logger: Logger) {
         socket = ZMQSocketLoop(context: context, type: .pub, logger: logger) { socket in
@@ -35,16 +40,32 @@ final class EventPublisher: Service, Sendable {
         }
     }
 
-    /// Queues one commit's events, in seq order; returns at once.
+    /// Sends or queues one commit's events, in seq order; returns at once.
+    /// Sending directly saves the send loop's wake-up per commit.
     func publish(_ events: [CommittedEvent]) {
-        outgoingContinuation.yield(events)
+        queuedCommits.withLock { queued in
+            var unsent = events[...]
+            if queued == 0 {
+                while let first = unsent.first, (try? socket.trySend(Self.frames(first))) == true {
+                    unsent = unsent.dropFirst()
+                }
+                if unsent.isEmpty { return }
+            }
+            queued += 1
+            outgoingContinuation.yield(Array(unsent))
+        }
     }
 
     private func sendLoop() async {
         for await events in outgoing {
             for committed in events {
-                try? await socket.send([Array(committed.event.topic.utf8), committed.bytes])
+                try? await socket.send(Self.frames(committed))
             }
+            queuedCommits.withLock { $0 -= 1 }
         }
+    }
+
+    private static func frames(_ committed: CommittedEvent) -> [[UInt8]] {
+        [Array(committed.event.topic.utf8), committed.bytes]
     }
 }
