@@ -56,13 +56,13 @@ public final class EnvelopeClient: Service, Sendable {
             for endpoint in endpoints { try socket.connect(endpoint) }
         }
         (outgoing, outgoingContinuation) = AsyncStream.makeStream()
+        socket.handleEachMessage { [weak self] message in self?.deliver(message) }
     }
 
     public func run() async throws {
         defer { failWaiting() }
         try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
-            group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
             group.addTask { try await endingQuietlyOnCancellation { try await self.expiryLoop() } }
             group.addTask { await self.sendLoop() }
         }
@@ -102,11 +102,11 @@ public final class EnvelopeClient: Service, Sendable {
         return .now + clock.remaining(until: envelope.deadlineMs)
     }
 
-    private func receiveLoop() async throws {
-        while true {
-            guard let (id, payload) = RequestFrame.decode(try await socket.receive()) else { continue }
-            requests.withLock { $0.answered(id) }?.resume(returning: payload)
-        }
+    /// On the socket's thread: an answer to its waiter, whose task decodes it.
+    /// A receiving task cost a wake-up per answer.
+    private func deliver(_ message: [[UInt8]]) {
+        guard let (id, payload) = RequestFrame.decode(message) else { return }
+        requests.withLock { $0.answered(id) }?.resume(returning: payload)
     }
 
     /// Fails what waited past its deadline, then sleeps until the next deadline

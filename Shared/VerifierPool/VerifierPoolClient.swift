@@ -25,7 +25,7 @@ public final class VerifierPoolClient: Service, Sendable {
         /// of this gateway's previous process (restarted at the same address) replies with that
         /// process's id, which must not match a request of this one, or a client would get another
         /// client's answer.
-        var requests = PendingRequests<CheckedContinuation<Envelope, any Error>, [UInt8]>(
+        var requests = PendingRequests<CheckedContinuation<[UInt8], any Error>, [UInt8]>(
             idsAfter: UInt64.random(in: 0..<(1 << 62)))
         var dispatcher: PoolDispatcher
         var heartbeat = HeartbeatSchedule(interval: VerifierPoolClient.heartbeatInterval)
@@ -49,7 +49,7 @@ public final class VerifierPoolClient: Service, Sendable {
     /// Reads envelope deadlines (milliseconds since the epoch).
     private let clock: WallClock
     private let boundEndpoint = BoundEndpoint()
-    /// Everything to send goes through one stream, drained by one task of `run()`.
+    /// What libzmq does not take at once goes through one stream, drained by one task of `run()`.
     private let outgoing: AsyncStream<(frames: [[UInt8]], worker: [UInt8]?)>
     private let outgoingContinuation: AsyncStream<(frames: [[UInt8]], worker: [UInt8]?)>.Continuation
 
@@ -68,6 +68,7 @@ public final class VerifierPoolClient: Service, Sendable {
         self.state = Mutex(State(dispatcher: PoolDispatcher(deadAfter: deadAfter)))
         self.logger = logger
         self.clock = clock
+        socket.handleEachMessage { [weak self] message in self?.handle(message) }
     }
 
     /// The endpoint bound (with the real port when bound to `*`), once running.
@@ -92,7 +93,6 @@ public final class VerifierPoolClient: Service, Sendable {
         defer { failAll() }
         try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
-            group.addTask { try await endingQuietlyOnCancellation { try await self.receiveLoop() } }
             group.addTask { try await endingQuietlyOnCancellation { try await self.timer.run(self.timerTurn) } }
             group.addTask { await self.sendLoop() }
         }
@@ -105,7 +105,7 @@ public final class VerifierPoolClient: Service, Sendable {
             ? ContinuousClock.now + Self.defaultDeadline
             : ContinuousClock.now + clock.remaining(until: envelope.deadlineMs)
         let id = state.withLock { $0.requests.makeID() }
-        return try await awaitReply(refusal: Unavailable()) { continuation in
+        let answer = try await awaitReply(refusal: Unavailable()) { continuation in
             let (admission, dispatches, wake) = state.withLock { state in
                 // The caller waits while a verifier may still answer: past the deadline by the
                 // dispatcher's grace once dispatched (queued, the dispatcher expires it at the deadline).
@@ -125,57 +125,53 @@ public final class VerifierPoolClient: Service, Sendable {
                 return state.requests.cancel(id)
             }
         }
+        return try Envelope(frame: answer)
     }
 
-    private func receiveLoop() async throws {
-        while true {
-            let message = try await socket.receive()
-            guard message.count >= 3, let (command, body) = PoolFrame.decode(message.dropFirst()) else {
-                logger.warning("dropped a message that is not of the pool protocol")
-                continue
+    /// On the socket's thread, each message from a verifier: quick, and never
+    /// waits (sends go to libzmq or the send loop). A reply goes to its waiter,
+    /// whose task decodes it; a receiving task cost a wake-up per message.
+    private func handle(_ message: [[UInt8]]) {
+        guard message.count >= 3, let (command, body) = PoolFrame.decode(message.dropFirst()) else {
+            logger.warning("dropped a message that is not of the pool protocol")
+            return
+        }
+        let worker = message[0]
+        let now = ContinuousClock.now
+        switch command {
+        case .ready:
+            let capacity = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
+            // The share came with protocol version 1's second release; a first-release READY has none.
+            let share = body.dropFirst().first.flatMap(PoolFrame.uint32).map(Int.init)
+            logger.info("verifier ready", metadata: ["pool.capacity": "\(capacity)"])
+            let (dispatches, wake) = state.withLock { state in
+                let dispatches = state.dispatcher.ready(worker, capacity: capacity, share: share, now: now)
+                // A first verifier starts the heartbeats; any may die before anything else is due.
+                let death = now + state.dispatcher.deadAfter
+                let beat = state.heartbeat.peerJoined(now: now) ?? death
+                return (dispatches, state.wakeTimer(for: min(beat, death)))
             }
-            let worker = message[0]
-            let now = ContinuousClock.now
-            switch command {
-            case .ready:
-                let capacity = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
-                // The share came with protocol version 1's second release; a first-release READY has none.
-                let share = body.dropFirst().first.flatMap(PoolFrame.uint32).map(Int.init)
-                logger.info("verifier ready", metadata: ["pool.capacity": "\(capacity)"])
-                let (dispatches, wake) = state.withLock { state in
-                    let dispatches = state.dispatcher.ready(worker, capacity: capacity, share: share, now: now)
-                    // A first verifier starts the heartbeats; any may die before anything else is due.
-                    let death = now + state.dispatcher.deadAfter
-                    let beat = state.heartbeat.peerJoined(now: now) ?? death
-                    return (dispatches, state.wakeTimer(for: min(beat, death)))
-                }
-                if wake { timer.wake() }
-                send(dispatches)
-            case .credit:
-                let credits = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
-                send(state.withLock { $0.dispatcher.heard(from: worker, credits: credits, now: now) })
-            case .reply:
-                guard body.count == 2, let id = PoolFrame.uint64(body[0]) else { continue }
-                let (waiter, dispatches) = state.withLock { state in
-                    let (deliver, dispatches) = state.dispatcher.replied(id, from: worker, now: now)
-                    if deliver { state.repliesByWorker[worker, default: 0] += 1 }
-                    return (deliver ? state.requests.answered(id) : nil, dispatches)
-                }
-                send(dispatches)
-                guard let waiter else { continue }
-                do {
-                    waiter.resume(returning: try Envelope(frame: body[1]))
-                } catch {
-                    waiter.resume(throwing: error)
-                }
-            case .heartbeat:
-                _ = state.withLock { $0.dispatcher.heard(from: worker, now: now) }
-            case .disconnect:
-                logger.info("verifier leaving")
-                state.withLock { $0.dispatcher.draining(worker) }
-            case .request:
-                continue
+            if wake { timer.wake() }
+            send(dispatches)
+        case .credit:
+            let credits = Int(body.first.flatMap(PoolFrame.uint32) ?? 0)
+            send(state.withLock { $0.dispatcher.heard(from: worker, credits: credits, now: now) })
+        case .reply:
+            guard body.count == 2, let id = PoolFrame.uint64(body[0]) else { return }
+            let (waiter, dispatches) = state.withLock { state in
+                let (deliver, dispatches) = state.dispatcher.replied(id, from: worker, now: now)
+                if deliver { state.repliesByWorker[worker, default: 0] += 1 }
+                return (deliver ? state.requests.answered(id) : nil, dispatches)
             }
+            send(dispatches)
+            waiter?.resume(returning: body[1])
+        case .heartbeat:
+            _ = state.withLock { $0.dispatcher.heard(from: worker, now: now) }
+        case .disconnect:
+            logger.info("verifier leaving")
+            state.withLock { $0.dispatcher.draining(worker) }
+        case .request:
+            return
         }
     }
 

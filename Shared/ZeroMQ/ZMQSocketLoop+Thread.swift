@@ -29,10 +29,13 @@ extension ZMQSocketLoop {
                 try configure(socket)
                 let signal = try socket.signalDescriptor
                 let shared = LockedSocket(socket)
-                locked.withLock { $0.socket = shared }
+                let handler = locked.withLock { state in
+                    state.socket = shared
+                    return state.messageHandler
+                }
                 defer { locked.withLock { $0.socket = nil } }
                 logger.debug("ZeroMQ socket loop started")
-                try serve(socket, signal: signal, wakeup: wakeup)
+                try serve(socket, signal: signal, wakeup: wakeup, handler: handler)
             } catch let error as ZMQError where error.isTerminated {
                 logger.debug("ZeroMQ context shut down: socket loop stopping")
             } catch {
@@ -57,7 +60,9 @@ extension ZMQSocketLoop {
     /// over is usually followed by another within microseconds, and catching
     /// it without a sleep and a wake-up made the 100,000-message echo test
     /// about a quarter faster on a busy 2-core machine.
-    private func serve(_ socket: ZMQSocket, signal: Int32, wakeup: WakeupPipe) throws(ZMQError) {
+    private func serve(
+        _ socket: ZMQSocket, signal: Int32, wakeup: WakeupPipe, handler: MessageHandler?
+    ) throws(ZMQError) {
         // The last send would block: wait for ZMQ_POLLOUT before trying again.
         var sendBlocked = false
         // ZMQ_POLLOUT said writable and still not one message went (a ROUTER
@@ -111,7 +116,7 @@ extension ZMQSocketLoop {
                 traffic = flushed.sent > 0
             }
             if work.receive {
-                traffic = try fillInbox(socket) > 0 || traffic
+                traffic = try fillInbox(socket, handler: handler) > 0 || traffic
             }
             if traffic { busyTurnsLeft = Self.busyTurns }
         }
@@ -167,19 +172,25 @@ extension ZMQSocketLoop {
         return (false, sent)
     }
 
-    /// Moves waiting messages from libzmq to receivers or the inbox, until
-    /// none is left, a batch came in, or the inbox is full. Returns how many.
-    private func fillInbox(_ socket: ZMQSocket) throws(ZMQError) -> Int {
+    /// Moves waiting messages from libzmq to the handler, or to receivers or
+    /// the inbox, until none is left, a batch came in, or the inbox is full.
+    /// Returns how many.
+    private func fillInbox(_ socket: ZMQSocket, handler: MessageHandler?) throws(ZMQError) -> Int {
         var received = 0
         while received < Self.batchLimit {
             let step = try locked.withLock {
                 state throws(ZMQError) -> (receiver: CheckedContinuation<[[UInt8]], any Error>?, message: [[UInt8]], full: Bool)? in
                 guard let message = try socket.receive(dontWait: true) else { return nil }
+                if handler != nil { return (nil, message, false) }
                 return (state.machine.deliver(message), message, state.machine.inboxIsFull)
             }
             guard let step else { break }
             received += 1
-            step.receiver?.resume(returning: step.message)
+            if let handler {
+                handler(step.message)
+            } else {
+                step.receiver?.resume(returning: step.message)
+            }
             if step.full { break }
         }
         return received

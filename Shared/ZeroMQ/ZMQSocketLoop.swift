@@ -89,9 +89,14 @@ public final class ZMQSocketLoop: Sendable {
         var finished: CheckedContinuation<Void, any Error>?
         /// The socket while the thread serves it: touched only with the lock held.
         var socket: LockedSocket?
+        /// Set before `run()`: takes every message on the thread instead of `receive`.
+        var messageHandler: MessageHandler?
 
         func wake() { wakeup?.wake() }
     }
+
+    /// Called on the socket's thread with each message received; see `handleEachMessage`.
+    public typealias MessageHandler = @Sendable ([[UInt8]]) -> Void
 
     public let type: ZMQSocketType
     let context: ZMQContext
@@ -151,6 +156,21 @@ public final class ZMQSocketLoop: Sendable {
             }
         } onCancel: {
             stop()
+        }
+    }
+
+    /// Hands every message received to `handler` instead of to `receive`
+    /// (which then waits for nothing): on the socket's thread, one at a time,
+    /// in arrival order, with no lock held. Call it before `run()`.
+    ///
+    /// `handler` must return quickly and never block or suspend: the socket
+    /// waits meanwhile. It suits a message that only resumes a waiter (a
+    /// reply matched by its id), where a receiving task costs a wake-up per
+    /// message. It may send on this loop (`trySend`).
+    public func handleEachMessage(_ handler: @escaping MessageHandler) {
+        locked.withLock { state in
+            precondition(state.machine.phase == .notStarted, "handleEachMessage must come before run()")
+            state.messageHandler = handler
         }
     }
 

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ZeroMQ
@@ -62,6 +63,29 @@ import Testing
                 try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)
             }
             #expect(names.contains("zmq-\(ZMQSocketType.rep)\n"))
+        }
+    }
+
+    @Test func aMessageHandlerTakesEveryMessageOnTheLoopsThreadInOrder() async throws {
+        let bound = Box<String>()
+        let loop = ZMQSocketLoop(context: context, type: .pull) { socket in
+            try socket.bind("tcp://127.0.0.1:*")
+            bound.set(try socket.lastEndpoint())
+        }
+        let handled = Handled()
+        loop.handleEachMessage { message in
+            handled.append(message[0], thread: (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+        }
+        let pusher = try ZMQSocket(context: context, type: .push)
+        defer { pusher.close() }
+        try pusher.setLinger(milliseconds: 0)
+        try await withRunning([loop]) {
+            try pusher.connect(try await bound.wait())
+            for value in 0..<500 { #expect(try pusher.send([frame(value)])) }
+            #expect(await eventually { handled.values.count == 500 })
+            #expect(handled.values == (0..<500).map(frame), "every message once, in order")
+            #expect(handled.threads == ["zmq-\(ZMQSocketType.pull)\n"], "on the loop's own thread")
+            #expect(loop.bufferedMessageCount == 0, "nothing left for receive")
         }
     }
 
@@ -164,4 +188,19 @@ import Testing
         await #expect(throws: ZMQError(code: EINVAL, operation: "zmq_send")) { try await loop.send([]) }
         #expect(loop.queuedSendCount == 0)
     }
+}
+
+/// What a message handler saw, and on which threads.
+private final class Handled: Sendable {
+    private let seen = Mutex<(values: [[UInt8]], threads: Set<String>)>(([], []))
+
+    func append(_ value: [UInt8], thread: String) {
+        seen.withLock {
+            $0.values.append(value)
+            $0.threads.insert(thread)
+        }
+    }
+
+    var values: [[UInt8]] { seen.withLock { $0.values } }
+    var threads: Set<String> { seen.withLock { $0.threads } }
 }
