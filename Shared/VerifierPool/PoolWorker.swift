@@ -41,6 +41,10 @@ public final class PoolWorker: Service, Sendable {
     private let idle = Doorbell()
     /// Heartbeats that could not go at once (diagnostics and tests).
     private let skippedBeats = Atomic<Int>(0)
+    typealias Request = (id: [UInt8], frame: [UInt8])
+    /// Where the socket's thread hands each request: set while the worker
+    /// takes requests (from just before its first READY until leaving is done).
+    private let intake = Mutex<TaskLanes<Request>?>(nil)
 
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
@@ -76,6 +80,7 @@ public final class PoolWorker: Service, Sendable {
         logger[metadataKey: "pool.endpoint"] = "\(endpoint)"
         self.logger = logger
         self.state = Mutex(PoolWorkerStateMachine(share: 0, gatewayDeadAfter: gatewayDeadAfter, now: .now))
+        socket.handleEachMessage { [weak self] message in self?.take(message) }
     }
 
     /// Asks the worker to leave its pool and stop, as graceful shutdown does.
@@ -93,7 +98,6 @@ public final class PoolWorker: Service, Sendable {
         state.withLock { $0 = PoolWorkerStateMachine(share: share, gatewayDeadAfter: $0.gatewayDeadAfter, now: .now) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.socket.run() }
-            try await socket.send(PoolFrame.ready(free: share, share: share))
             group.addTask {
                 do {
                     try await self.heartbeatLoop()
@@ -107,18 +111,16 @@ public final class PoolWorker: Service, Sendable {
             }
             // Requests run as children of a few lanes (thousands in one group cost a walk of the
             // group's list per completion); leaving waits for every one of them, or cancels them all.
-            let perform: @Sendable ((id: [UInt8], frame: [UInt8])) async -> Void = {
+            let perform: @Sendable (Request) async -> Void = {
                 await self.serve(id: $0.id, frame: $0.frame)
             }
             do {
                 try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
                     // Taking requests ends when leaving is done; requests already taken still finish.
-                    try await withThrowingTaskGroup(of: Void.self) { intake in
-                        intake.addTask { try await self.takeRequests(into: requests) }
-                        intake.addTask { try await self.leaveWhenAsked() }
-                        try await intake.next()
-                        intake.cancelAll()
-                    }
+                    intake.withLock { $0 = requests }
+                    defer { intake.withLock { $0 = nil } }
+                    try await socket.send(PoolFrame.ready(free: share, share: share))
+                    try await leaveWhenAsked()
                 }
             } catch is GatewayGone {
                 // The lanes cancelled what the worker held: nobody waits for those answers.
@@ -127,20 +129,22 @@ public final class PoolWorker: Service, Sendable {
         }
     }
 
-    /// Takes requests off the socket until cancelled. No time-out: a receive
-    /// racing a timer costs a timer, two child tasks and a thread switch per
-    /// request when requests come one at a time.
-    private func takeRequests(into requests: TaskLanes<(id: [UInt8], frame: [UInt8])>) async throws {
-        while true {
-            let message = try await socket.receive()
-            guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2 else {
-                state.withLock { $0.heard(now: .now) }
-                continue
-            }
-            state.withLock { $0.took(now: .now) }
-            // Refused only when the worker is being cancelled: the request is dropped, as any in flight.
-            if !requests.submit((id: body[0], frame: body[1])) { answered() }
+    /// On the socket's thread, each message from the gateway: a request goes
+    /// straight to a lane (a receiving task cost a wake-up per request), and
+    /// anything else shows the gateway alive. A request while the worker takes
+    /// none (leaving is done) is dropped: the gateway sends it to another.
+    private func take(_ message: [[UInt8]]) {
+        guard let (command, body) = PoolFrame.decode(message), command == .request, body.count == 2 else {
+            state.withLock { $0.heard(now: .now) }
+            return
         }
+        let submitted = intake.withLock { lanes -> Bool? in
+            guard let lanes else { return nil }
+            state.withLock { $0.took(now: .now) }
+            return lanes.submit((id: body[0], frame: body[1]))
+        }
+        // Refused only when the worker is being cancelled: the request is dropped, as any in flight.
+        if submitted == false { answered() }
     }
 
     /// Once asked to leave: with a live gateway, sends DISCONNECT, then
