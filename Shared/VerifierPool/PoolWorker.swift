@@ -120,7 +120,14 @@ public final class PoolWorker: Service, Sendable {
                     intake.withLock { $0 = requests }
                     defer { intake.withLock { $0 = nil } }
                     try await socket.send(PoolFrame.ready(free: share, share: share))
-                    try await leaveWhenAsked()
+                    try await withThrowingTaskGroup(of: Void.self) { intake in
+                        intake.addTask { try await self.leaveWhenAsked() }
+                        // The handler takes every message, so this only ends, with `Closed`, when the
+                        // socket stops (a failed heartbeat stops it): the worker stops with it.
+                        intake.addTask { _ = try await self.socket.receive() }
+                        try await intake.next()
+                        intake.cancelAll()
+                    }
                 }
             } catch is GatewayGone {
                 // The lanes cancelled what the worker held: nobody waits for those answers.
@@ -181,7 +188,7 @@ public final class PoolWorker: Service, Sendable {
         }
     }
 
-    /// Answers one request; the reader counted it in.
+    /// Answers one request; `take` counted it in.
     private func serve(id: [UInt8], frame: [UInt8]) async {
         let answer: Envelope
         do {

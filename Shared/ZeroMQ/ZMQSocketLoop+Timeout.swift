@@ -9,7 +9,8 @@ extension ZMQSocketLoop {
     /// timer and a receive race, the loser is cancelled, and a message the
     /// receive got at the very moment the timer fired is returned, not dropped.
     /// (The race costs two child tasks and a timer: loops that take every
-    /// request off a socket receive without a time-out, as the pool worker does.)
+    /// request off a socket receive without a time-out, or hand each message
+    /// to a handler on the socket's thread, as the pool worker does.)
     public func receive(timeout: Duration?) async throws -> [[UInt8]]? {
         guard let timeout else { return try await receive() }
         if let message = takeBuffered() { return message }

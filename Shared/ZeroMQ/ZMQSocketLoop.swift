@@ -27,8 +27,9 @@ import Synchronization
 /// loop is not running yet, older messages wait, libzmq would block) it puts
 /// the message in the outbox, writes a byte to the pipe to wake the thread,
 /// and suspends. `receive` takes a message from the inbox, or waits for the
-/// thread to hand it one. Each waiting call suspends on a checked
-/// continuation that exactly one party resumes.
+/// thread to hand it one (or, with `handleEachMessage`, the thread hands
+/// every message to a handler instead). Each waiting call suspends on a
+/// checked continuation that exactly one party resumes.
 ///
 /// `ZMQ_FD` only says that the socket's events may have changed, and any call
 /// on the socket may take that signal. The thread therefore reads
@@ -159,9 +160,11 @@ public final class ZMQSocketLoop: Sendable {
         }
     }
 
-    /// Hands every message received to `handler` instead of to `receive`
-    /// (which then waits for nothing): on the socket's thread, one at a time,
-    /// in arrival order, with no lock held. Call it before `run()`.
+    /// Hands every message received to `handler` instead of to `receive`:
+    /// on the socket's thread, one at a time, in arrival order, with no lock
+    /// held. Call it before `run()`. A `receive` then gets no message: it
+    /// waits until the loop stops and throws `Closed`. The inbox stays empty,
+    /// so `inboxLimit` no longer pushes back: only the handler's pace does.
     ///
     /// `handler` must return quickly and never block or suspend: the socket
     /// waits meanwhile. It suits a message that only resumes a waiter (a

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import ZeroMQ
 
@@ -8,8 +9,9 @@ import ZeroMQ
 
 /// The ledger's PUB socket sends a commit's events on the publisher's thread
 /// when nothing waits before them, and through its send loop otherwise
-/// (before the socket runs, or behind what the loop holds). A subscriber sees
-/// every event once, in seq order, whichever way each went.
+/// (before the socket runs, or behind what the loop holds): either way in
+/// seq order. Checked without a socket, where each way out is the test's,
+/// and end to end through a real PUB socket and subscriber.
 @Suite(.timeLimit(.minutes(1))) struct EventPublisherOrderTests {
     static func commit(_ seqs: ClosedRange<UInt64>) -> [CommittedEvent] {
         seqs.map { seq in
@@ -19,6 +21,56 @@ import ZeroMQ
             }
             return CommittedEvent(event: event, bytes: (try? event.serializedBytes()) ?? [])
         }
+    }
+
+    /// The two ways out of a publisher without a socket: what went, in order,
+    /// and which way. The send loop's way waits until the test releases it.
+    final class Outlet: Sendable {
+        private struct State {
+            var acceptsNow = false
+            var released = false
+            var sent: [(seq: UInt64, direct: Bool)] = []
+        }
+        private let state = Mutex(State())
+
+        func acceptNow(_ accepts: Bool) { state.withLock { $0.acceptsNow = accepts } }
+        func release() { state.withLock { $0.released = true } }
+        var sent: [(seq: UInt64, direct: Bool)] { state.withLock { $0.sent } }
+
+        func sendNow(_ frames: [[UInt8]]) -> Bool {
+            state.withLock { state in
+                guard state.acceptsNow else { return false }
+                state.sent.append((Self.seq(frames), true))
+                return true
+            }
+        }
+
+        func sendInTurn(_ frames: [[UInt8]]) async {
+            for _ in 0..<2_000 where !state.withLock({ $0.released }) { try? await Task.sleep(for: .milliseconds(5)) }
+            state.withLock { $0.sent.append((Self.seq(frames), false)) }
+        }
+
+        private static func seq(_ frames: [[UInt8]]) -> UInt64 { (try? LedgerEvent(serializedBytes: frames[1]).seq) ?? 0 }
+    }
+
+    @Test func aCommitBehindQueuedOnesWaitsItsTurnAndDirectSendingResumesOnceTheyAreOut() async throws {
+        let outlet = Outlet()
+        let publisher = EventPublisher(
+            socket: nil, sendNow: { outlet.sendNow($0) }, sendInTurn: { await outlet.sendInTurn($0) })
+        // libzmq would not take 1 now: it and the rest of its commit go to the loop.
+        publisher.publish(Self.commit(1...2))
+        // libzmq would take 3 now, but 1 and 2 are still queued: 3 and 4 must wait behind them.
+        outlet.acceptNow(true)
+        publisher.publish(Self.commit(3...4))
+        let running = Task { try await publisher.run() }
+        outlet.release()
+        for _ in 0..<2_000 where outlet.sent.count < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        // Nothing queued any more: the next commit goes straight out.
+        publisher.publish(Self.commit(5...6))
+        running.cancel()
+        _ = await running.result
+        #expect(outlet.sent.map(\.seq) == Array(1...6), "in seq order")
+        #expect(outlet.sent.map(\.direct) == [false, false, false, false, true, true], "queued while anything was, then directly")
     }
 
     /// The seq of the next event the subscriber gets, waiting up to `timeout`.

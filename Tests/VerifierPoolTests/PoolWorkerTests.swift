@@ -51,6 +51,30 @@ import ZeroMQ
         #expect(worker.gatewayIsSilent)
     }
 
+    @Test func aWorkerStopsWhenItsSocketStops() async throws {
+        let (router, endpoint) = try gateway()
+        let workerContext = ZMQContext()
+        let worker = PoolWorker(
+            context: workerContext, endpoint: endpoint, capacity: VerifierCapacity(maxInFlight: 8).join(),
+            gatewayDeadAfter: .seconds(600), logger: quietLogger, handler: TestHandler().handle)
+        let running = Task { try await worker.run() }
+        _ = try #require(await next(.ready, on: router))
+        // What a failed heartbeat does (it stops the socket): the worker must end, not live on unheard.
+        workerContext.shutdown()
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { _ = await running.result; return true }
+            group.addTask {
+                // Bounded: past it the worker is cancelled, so the wait above ends too.
+                try? await Task.sleep(for: .seconds(20))
+                running.cancel()
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+        #expect(ended, "run() ended once its socket stopped")
+    }
+
     @Test func aLeavingWorkerSaysGoodbyeThenServesWhatComesUntilItHoldsNothing() async throws {
         let (router, endpoint) = try gateway()
         let release = CallGate()
