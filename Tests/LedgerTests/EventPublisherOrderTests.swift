@@ -64,7 +64,7 @@ import ZeroMQ
         publisher.publish(Self.commit(3...4))
         let running = Task { try await publisher.run() }
         outlet.release()
-        for _ in 0..<2_000 where outlet.sent.count < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2_000 where publisher.queuedCommitCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
         // Nothing queued any more: the next commit goes straight out.
         publisher.publish(Self.commit(5...6))
         running.cancel()

@@ -77,6 +77,9 @@ final class EventPublisher: Service, Sendable {
         }
     }
 
+    /// Commits waiting in the send loop (tests).
+    var queuedCommitCount: Int { queuedCommits.withLock { $0 } }
+
     private static func frames(_ committed: CommittedEvent) -> [[UInt8]] {
         [Array(committed.event.topic.utf8), committed.bytes]
     }
