@@ -120,13 +120,13 @@ public final class PoolWorker: Service, Sendable {
                     intake.withLock { $0 = requests }
                     defer { intake.withLock { $0 = nil } }
                     try await socket.send(PoolFrame.ready(free: share, share: share))
-                    try await withThrowingTaskGroup(of: Void.self) { intake in
-                        intake.addTask { try await self.leaveWhenAsked() }
+                    try await withThrowingTaskGroup(of: Void.self) { taking in
+                        taking.addTask { try await self.leaveWhenAsked() }
                         // The handler takes every message, so this only ends, with `Closed`, when the
                         // socket stops (a failed heartbeat stops it): the worker stops with it.
-                        intake.addTask { _ = try await self.socket.receive() }
-                        try await intake.next()
-                        intake.cancelAll()
+                        taking.addTask { _ = try await self.socket.receive() }
+                        try await taking.next()
+                        taking.cancelAll()
                     }
                 }
             } catch is GatewayGone {
