@@ -33,8 +33,6 @@ public final class EnvelopeClient: Service, Sendable {
     private let requests = Mutex(Requests())
     /// Fails what waited past its deadline; sleeps until the next deadline, never while nothing waits.
     private let expiry = TimerLoop()
-    private let outgoing: AsyncStream<[[UInt8]]>
-    private let outgoingContinuation: AsyncStream<[[UInt8]]>.Continuation
 
     /// With several `endpoints` (ledgers sharing one PostgreSQL), requests go
     /// round-robin to the ledgers connected now: a dead ledger's connection is
@@ -55,7 +53,6 @@ public final class EnvelopeClient: Service, Sendable {
             }
             for endpoint in endpoints { try socket.connect(endpoint) }
         }
-        (outgoing, outgoingContinuation) = AsyncStream.makeStream()
         socket.handleEachMessage { [weak self] message in self?.deliver(message) }
     }
 
@@ -64,7 +61,6 @@ public final class EnvelopeClient: Service, Sendable {
         try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
             group.addTask { try await endingQuietlyOnCancellation { try await self.expiryLoop() } }
-            group.addTask { await self.sendLoop() }
         }
     }
 
@@ -90,7 +86,8 @@ public final class EnvelopeClient: Service, Sendable {
             let admission = requests.withLock { $0.wait(id, waiter: continuation, deadline: deadline, payload: ()) }
             guard case .waiting(let wakeTimer) = admission else { return admission }
             if wakeTimer { expiry.wake() }
-            send(RequestFrame.encode(correlation: id, payload: payload))
+            // Never waits: answers are matched by id, and what is lost times out.
+            socket.post(RequestFrame.encode(correlation: id, payload: payload))
             return admission
         } withdraw: {
             self.requests.withLock { $0.cancel(id) }
@@ -121,21 +118,4 @@ public final class EnvelopeClient: Service, Sendable {
 
     /// How many times the expiry loop woke so far.
     var expiryWakeups: Int { requests.withLock { $0.timerWakeups } }
-
-    /// To libzmq on the caller's thread when it takes the message at once;
-    /// otherwise to the send loop, which waits for the socket. Answers are
-    /// matched by id, so a message sent directly may overtake a queued one.
-    /// Each message through the loop cost the loop task's wake-up: sending
-    /// directly took the gateway from 463k to 434k instructions per
-    /// verification (callgrind), for its two messages.
-    private func send(_ frames: [[UInt8]]) {
-        if (try? socket.trySend(frames)) == true { return }
-        outgoingContinuation.yield(frames)
-    }
-
-    private func sendLoop() async {
-        for await frames in outgoing {
-            try? await socket.send(frames)
-        }
-    }
 }

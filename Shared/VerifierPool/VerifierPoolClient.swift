@@ -49,9 +49,6 @@ public final class VerifierPoolClient: Service, Sendable {
     /// Reads envelope deadlines (milliseconds since the epoch).
     private let clock: WallClock
     private let boundEndpoint = BoundEndpoint()
-    /// What libzmq does not take at once goes through one stream, drained by one task of `run()`.
-    private let outgoing: AsyncStream<(frames: [[UInt8]], worker: [UInt8]?)>
-    private let outgoingContinuation: AsyncStream<(frames: [[UInt8]], worker: [UInt8]?)>.Continuation
 
     public init(
         context: ZMQContext, endpoint: String, deadAfter: Duration = .seconds(3), clock: WallClock = .system,
@@ -64,7 +61,6 @@ public final class VerifierPoolClient: Service, Sendable {
             try socket.bind(endpoint)
             bound.set(try socket.lastEndpoint())
         }
-        (outgoing, outgoingContinuation) = AsyncStream.makeStream()
         self.state = Mutex(State(dispatcher: PoolDispatcher(deadAfter: deadAfter)))
         self.logger = logger
         self.clock = clock
@@ -94,7 +90,6 @@ public final class VerifierPoolClient: Service, Sendable {
         try await runUntilGracefulShutdown { group in
             group.addTask { try await self.socket.run() }
             group.addTask { try await endingQuietlyOnCancellation { try await self.timer.run(self.timerTurn) } }
-            group.addTask { await self.sendLoop() }
         }
     }
 
@@ -129,7 +124,7 @@ public final class VerifierPoolClient: Service, Sendable {
     }
 
     /// On the socket's thread, each message from a verifier: quick, and never
-    /// waits (sends go to libzmq or the send loop). A reply goes to its waiter,
+    /// waits (its sends are posted). A reply goes to its waiter,
     /// whose task decodes it; a receiving task cost a wake-up per message.
     private func handle(_ message: [[UInt8]]) {
         guard message.count >= 3, let (command, body) = PoolFrame.decode(message.dropFirst()) else {
@@ -207,32 +202,23 @@ public final class VerifierPoolClient: Service, Sendable {
         }
     }
 
-    /// To libzmq on the caller's thread when it takes the message at once (see
-    /// `EnvelopeClient.send`). Otherwise, or when libzmq refuses it (a worker
-    /// gone), to the send loop, which waits for the socket and handles a loss.
+    /// Never waits: the socket loop queues what libzmq does not take at once,
+    /// in order. A worker that cannot be reached (ROUTER_MANDATORY) is lost.
     private func sendFrames(_ frames: [[UInt8]], to worker: [UInt8]? = nil) {
-        if (try? socket.trySend(frames)) == true { return }
-        outgoingContinuation.yield((frames, worker))
+        guard let worker else { return socket.post(frames) }
+        socket.post(frames) { [weak self] _ in self?.lose(worker) }
     }
 
-    /// Hands frames to the socket in order; a worker that cannot be reached
-    /// (ROUTER_MANDATORY) is dropped and its work moves on.
-    private func sendLoop() async {
-        for await (frames, worker) in outgoing {
-            do {
-                try await socket.send(frames)
-            } catch {
-                guard let worker else { continue }
-                let (lost, failed, wake) = state.withLock { state in
-                    let lost = state.dispatcher.lost(worker, now: .now)
-                    // Its requests went back to the queue, where they expire at their deadline.
-                    return (lost, state.requests.failed(lost.expired), state.wakeTimer(for: state.dispatcher.nextDue))
-                }
-                if wake { timer.wake() }
-                send(lost.dispatches)
-                for waiter in failed { waiter.resume(throwing: Unavailable()) }
-            }
+    /// A worker that cannot be reached is dropped and its work moves on.
+    private func lose(_ worker: [UInt8]) {
+        let (lost, failed, wake) = state.withLock { state in
+            let lost = state.dispatcher.lost(worker, now: .now)
+            // Its requests went back to the queue, where they expire at their deadline.
+            return (lost, state.requests.failed(lost.expired), state.wakeTimer(for: state.dispatcher.nextDue))
         }
+        if wake { timer.wake() }
+        send(lost.dispatches)
+        for waiter in failed { waiter.resume(throwing: Unavailable()) }
     }
 
     /// The client stopped: whoever still waits hears so now, and later requests are refused.

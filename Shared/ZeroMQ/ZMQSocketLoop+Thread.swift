@@ -132,10 +132,10 @@ extension ZMQSocketLoop {
     /// What became of the oldest queued message.
     private enum FlushStep {
         case empty
-        case sent(CheckedContinuation<Void, any Error>)
+        case sent(SendCompletion)
         /// libzmq would block: back at the head of the outbox.
         case blocked
-        case failed(CheckedContinuation<Void, any Error>, ZMQError)
+        case failed(SendCompletion, ZMQError)
     }
 
     /// Hands queued messages to libzmq, oldest first, until the outbox is
@@ -160,12 +160,12 @@ extension ZMQSocketLoop {
             case .empty:
                 return (false, sent)
             case .sent(let waiter):
-                waiter.resume()
+                waiter.succeed()
                 sent += 1
             case .blocked:
                 return (true, sent)
             case .failed(let waiter, let error):
-                waiter.resume(throwing: error)
+                waiter.fail(error)
                 if error.isTerminated { throw error }
             }
         }
@@ -214,7 +214,7 @@ extension ZMQSocketLoop {
                 "zmq.failed_receives": "\(leftovers.receives.count)",
                 "zmq.discarded_messages": "\(leftovers.discardedMessages)",
             ])
-        for waiter in leftovers.sends { waiter.resume(throwing: Closed()) }
+        for waiter in leftovers.sends { waiter.fail(Closed()) }
         for waiter in leftovers.receives { waiter.resume(throwing: Closed()) }
         if let failure { finished?.resume(throwing: failure) } else { finished?.resume() }
     }

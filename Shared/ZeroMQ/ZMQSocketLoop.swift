@@ -78,9 +78,7 @@ public final class ZMQSocketLoop: Sendable {
         public var description: String { "ZeroMQ socket loop closed" }
     }
 
-    typealias Machine = SocketLoopStateMachine<
-        CheckedContinuation<Void, any Error>, CheckedContinuation<[[UInt8]], any Error>
-    >
+    typealias Machine = SocketLoopStateMachine<SendCompletion, CheckedContinuation<[[UInt8]], any Error>>
 
     /// The state machine plus what the thread's start and end need.
     struct Locked {
@@ -202,15 +200,43 @@ public final class ZMQSocketLoop: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let action = locked.withLock { state in
                     let action = state.machine.enqueueSend(
-                        id: id, frames: frames, waiter: continuation, isCancelled: Task.isCancelled)
+                        id: id, frames: frames, waiter: .waiter(continuation), isCancelled: Task.isCancelled)
                     if case .wake = action { state.wake() }
                     return action
                 }
-                if case .fail(let waiter, let failure) = action { waiter.resume(throwing: failure.error) }
+                if case .fail(let waiter, let failure) = action { waiter.fail(failure.error) }
             }
         } onCancel: {
-            locked.withLock { $0.machine.cancelSend(id: id) }?.resume(throwing: CancellationError())
+            locked.withLock { $0.machine.cancelSend(id: id) }?.fail(CancellationError())
         }
+    }
+
+    /// Sends `frames` as one message without waiting: to libzmq at once when
+    /// nothing older is queued and libzmq takes it, otherwise into the outbox
+    /// behind what is there, for the socket's thread. Either way messages go
+    /// out in the order they were sent or posted. For a caller that must not
+    /// suspend and does not need libzmq's back-pressure (a reply matched by
+    /// id, an event). `onFailure` hears what libzmq refused the message with
+    /// (e.g. `EHOSTUNREACH`), or `Closed` when the loop stopped first; it may
+    /// run on the caller's thread or the socket's.
+    public func post(_ frames: [[UInt8]], onFailure: (@Sendable (any Error) -> Void)? = nil) {
+        guard !frames.isEmpty else {
+            onFailure?(ZMQError(code: EINVAL, operation: "zmq_send"))
+            return
+        }
+        do {
+            if try sendDirectly(frames) { return }
+        } catch {
+            onFailure?(error)
+            return
+        }
+        let action = locked.withLock { state in
+            let action = state.machine.enqueueSend(
+                id: state.machine.makeID(), frames: frames, waiter: .posted(onFailure: onFailure), isCancelled: false)
+            if case .wake = action { state.wake() }
+            return action
+        }
+        if case .fail(let completion, let failure) = action { completion.fail(failure.error) }
     }
 
     /// Hands `frames` to libzmq now, or not at all: false, having sent

@@ -66,6 +66,43 @@ import Testing
         }
     }
 
+    @Test func postedMessagesGoOutInOrderWhetherQueuedBeforeRunOrSentAtOnce() async throws {
+        let puller = try ZMQSocket(context: context, type: .pull)
+        defer { puller.close() }
+        try puller.bind("inproc://posted")
+        let pusher = ZMQSocketLoop(context: context, type: .push) { try $0.connect("inproc://posted") }
+        for value in 0..<100 { pusher.post([frame(value)]) }
+        #expect(pusher.queuedSendCount == 100, "before run, posts wait in the outbox")
+        try await withRunning([pusher]) {
+            // Posted while the thread may still be flushing the outbox: these must queue behind it.
+            for value in 100..<1_000 { pusher.post([frame(value)]) }
+            var received: [[UInt8]] = []
+            while received.count < 1_000, let message = try await puller.receive(within: .seconds(10)) {
+                received.append(message[0])
+            }
+            #expect(received == (0..<1_000).map(frame), "every message once, in the order posted")
+        }
+    }
+
+    @Test func aPostLibzmqRefusesReachesItsFailureHandler() async throws {
+        let bound = Box<String>()
+        let router = ZMQSocketLoop(context: context, type: .router) { socket in
+            try socket.setRouterMandatory(true)
+            try socket.bind("tcp://127.0.0.1:*")
+            bound.set(try socket.lastEndpoint())
+        }
+        let failure = Box<Int32>()
+        try await withRunning([router]) {
+            _ = try await bound.wait()
+            // No peer has that identity: with mandatory routing libzmq refuses it.
+            router.post([bytes("nobody"), bytes("hello")]) { failure.set(($0 as? ZMQError)?.code ?? 0) }
+            #expect(try await failure.wait() == EHOSTUNREACH)
+        }
+        let closed = Box<Bool>()
+        router.post([bytes("late")]) { closed.set($0 is ZMQSocketLoop.Closed) }
+        #expect(try await closed.wait(), "after the loop stopped: Closed")
+    }
+
     @Test func aMessageHandlerTakesEveryMessageOnTheLoopsThreadInOrder() async throws {
         let bound = Box<String>()
         let loop = ZMQSocketLoop(context: context, type: .pull) { socket in
