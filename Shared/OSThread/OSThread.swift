@@ -22,8 +22,8 @@ public enum OSThread {
     public static let nameLimit = 15
 
     /// Starts `body` on a new detached thread named `name` (as much of it
-    /// as fits in `nameLimit` bytes, cut between characters). Returns `false`, running nothing, when the system
-    /// refuses a thread.
+    /// as fits in `nameLimit` bytes, cut between characters). Returns
+    /// `false`, running nothing, when the system refuses a thread.
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(ThreadBody(name: name, run: body)).toOpaque()
         #if canImport(Darwin)
