@@ -168,7 +168,7 @@ let package = Package(
         .target(
             name: "Ledger",
             dependencies: serviceDependencies + [
-                "VerifierPool", "LedgerClient", "RequestReply", "OSThread", .product(name: "GRDB", package: "GRDB.swift"),
+                "VerifierPool", "LedgerClient", "RequestReply", "OSThread", "TaskLanes", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"), .product(name: "Yams", package: "Yams"),

@@ -1,5 +1,4 @@
 import Contracts
-import Foundation
 import Logging
 import OSThread
 import Synchronization
@@ -66,34 +65,4 @@ struct GroupCommitterWriterThreadTests {
             try await committer.submit(LedgerWork.record(RecordRequest()), requestID: "after")
         }
     }
-
-    @Test func theWritersActorRunsOnItsThreadAndTheThreadEndsAfterShutdown() async throws {
-        // A name no other test uses, so /proc shows this thread alone.
-        let name = "wt-ends-test"
-        let executor = try WriterThreadExecutor(name: name)
-        #expect(await OnWriterThread(executor).threadName() == name)
-        executor.shutdown()
-        // Bounded: the thread ends once it has run what was queued, which is nothing.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while Self.threadNames().contains(name), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(!Self.threadNames().contains(name))
-    }
-
-    private static func threadNames() -> [String] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-            .map { $0.trimmingCharacters(in: .newlines) }
-    }
-}
-
-/// An actor on a writer thread, as `SerialCommitLoop` is.
-private actor OnWriterThread {
-    let executor: WriterThreadExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-
-    init(_ executor: WriterThreadExecutor) { self.executor = executor }
-
-    func threadName() -> String? { OSThread.currentName }
 }

@@ -44,7 +44,7 @@ public enum LedgerApplication {
         let handler = LedgerRequestHandler(
             committer: committer, store: store, view: rules.view, clock: clock, logger: logger,
             replayBatchLimit: replayBatchLimit)
-        let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle)
+        let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle(_:reply:))
         // The event stream: on SQLite this ledger's publisher and replay server; on PostgreSQL the
         // sequencer, which binds both only while this ledger is the elected one.
         let events: [any Service]
@@ -52,7 +52,7 @@ public enum LedgerApplication {
             let sequencer = EventSequencer(
                 url: postgres.url, context: zmq,
                 settings: .init(eventsEndpoint: endpoints.events, replayEndpoint: endpoints.replay), logger: logger,
-                replayHandler: handler.handle)
+                replayHandler: handler.handle(_:reply:))
             postgres.whenEventsCommitted { sequencer.wake() }
             events = [sequencer]
         } else {
@@ -60,7 +60,7 @@ public enum LedgerApplication {
         }
         let replay: [any Service] =
             publisher == nil
-            ? [] : [EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle)]
+            ? [] : [EnvelopeServer(context: zmq, endpoint: endpoints.replay, logger: logger, handler: handler.handle(_:reply:))]
         // The ledger's own verifier pool: refreshes, the notification catch-up and consumption
         // information (the verifiers hold the App Store Server API key). Bound when one of the
         // first two is on: `storekeeper up` turns both off on all ledgers but the first.

@@ -3,19 +3,40 @@ import LedgerClient
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskLanes
 import ZeroMQ
 
-/// A ROUTER that answers envelopes (docs/ledger.md): each request is handled
-/// concurrently, up to `maxInFlight`; beyond that it stops reading and
-/// ZeroMQ's queues push back on the clients. A reply to a client that went
-/// away is dropped (it timed out; its retry is safe).
+/// A ROUTER that answers envelopes (docs/ledger.md). Each request is taken
+/// on the socket's thread and handed to the handler there. The handler
+/// either takes it on itself (a write goes to the writer, which answers from
+/// its thread once committed) or returns async work (a read), which runs in
+/// the server's tasks. So a write crosses no task on its way through the
+/// ledger: socket thread, writer, reply. Up to `maxInFlight` requests are
+/// answered at once; beyond that a request is answered `overloaded`
+/// (retryable) at once, not queued behind work that may outlive its
+/// deadline. A reply to a client that went away is dropped (it timed out;
+/// its retry is safe).
 final class EnvelopeServer: Service, Sendable {
-    typealias Handler = @Sendable (Envelope) async -> Envelope
+    typealias Reply = @Sendable (Envelope) -> Void
+    typealias Work = @Sendable () async -> Void
+    /// Takes an envelope on the socket's thread, where it must not block, and
+    /// sees that `reply` is called exactly once: by what it hands the
+    /// envelope to, or by the work it returns.
+    typealias Handler = @Sendable (Envelope, _ reply: @escaping Reply) -> Work?
+
+    static let overloaded = ServiceFailure(
+        .overloaded, message: "the ledger is at capacity", retryable: true, retryAfterMilliseconds: 100)
+    static let stopping = ServiceFailure(.internalError, message: "the ledger is stopping", retryable: true)
+    /// Task groups the returned work runs in (see `TaskLanes`).
+    static let workLanes = 4
 
     private let socket: ZMQSocketLoop
     private let handler: Handler
     private let logger: Logger
     private let maxInFlight: Int
+    private let inFlight = Atomic<Int>(0)
+    /// Where returned work runs, while `run()` runs.
+    private let lanes = Mutex<TaskLanes<Work>?>(nil)
     private let bound = BoundEndpoint()
 
     init(context: ZMQContext, endpoint: String, maxInFlight: Int = 8_192, logger: Logger, handler: @escaping Handler) {
@@ -30,6 +51,7 @@ final class EnvelopeServer: Service, Sendable {
         self.handler = handler
         self.logger = logger
         self.maxInFlight = maxInFlight
+        socket.handleEachMessage { [unowned self] message in take(message) }
     }
 
     /// The endpoint bound (with the real port when bound to port 0), once running.
@@ -37,74 +59,46 @@ final class EnvelopeServer: Service, Sendable {
 
     func run() async throws {
         try await runUntilGracefulShutdown { group in
-            group.addTask { try await self.socket.run() }
-            group.addTask { try await endingQuietlyOnCancellation { try await self.serve() } }
-        }
-    }
-
-    private func serve() async throws {
-        let slots = AsyncSlots(maxInFlight)
-        try await withThrowingDiscardingTaskGroup { group in
-            while true {
-                await slots.acquire()
-                let message = try await socket.receive()
-                guard message.count == 3, let (correlation, payload) = RequestFrame.decode(message.dropFirst()) else {
-                    slots.release()
-                    logger.warning("dropped a message that is not a ledger request")
-                    continue
-                }
-                let client = message[0]
-                group.addTask {
-                    defer { slots.release() }
-                    let reply = payload.isEmpty ? [] : await self.answer(payload)
-                    try? await self.socket.send([client] + RequestFrame.encode(correlation: correlation, payload: reply))
+            group.addTask {
+                try await withTaskLanes(count: Self.workLanes, perform: { work in await work() }) { lanes in
+                    self.lanes.withLock { $0 = lanes }
+                    defer { self.lanes.withLock { $0 = nil } }
+                    try await self.socket.run()
                 }
             }
         }
     }
 
-    private func answer(_ payload: [UInt8]) async -> [UInt8] {
+    /// On the socket's thread: one request, handed to the handler.
+    private func take(_ message: [[UInt8]]) {
+        guard message.count == 3, let (correlation, payload) = RequestFrame.decode(message.dropFirst()) else {
+            logger.warning("dropped a message that is not a ledger request")
+            return
+        }
+        let client = message[0]
+        let socket = self.socket
+        let send: @Sendable ([UInt8]) -> Void = { reply in
+            socket.post([client] + RequestFrame.encode(correlation: correlation, payload: reply))
+        }
+        if payload.isEmpty { return send([]) }
+        let envelope: Envelope
         do {
-            return await handler(try Envelope(frame: payload)).frame()
+            envelope = try Envelope(frame: payload)
         } catch {
             let code: FailureCode = error == .malformed || error == .missingBody ? .badRequest : .unsupportedContract
-            return Envelope(requestID: "", body: .failure(ServiceFailure(code, message: error.description))).frame()
+            return send(Envelope(requestID: "", body: .failure(ServiceFailure(code, message: error.description))).frame())
         }
-    }
-}
-
-/// A counting semaphore for async code: at most `count` holders at once.
-final class AsyncSlots: Sendable {
-    private struct State: ~Copyable {
-        var free: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state: Mutex<State>
-
-    init(_ count: Int) { state = Mutex(State(free: count)) }
-
-    func acquire() async {
-        await withCheckedContinuation { continuation in
-            let granted = state.withLock { state in
-                guard state.free > 0 else {
-                    state.waiters.append(continuation)
-                    return false
-                }
-                state.free -= 1
-                return true
-            }
-            if granted { continuation.resume() }
+        guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
+            inFlight.subtract(1, ordering: .relaxed)
+            return send(Envelope(requestID: envelope.requestID, body: .failure(Self.overloaded)).frame())
         }
-    }
-
-    func release() {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiters.isEmpty else {
-                state.free += 1
-                return nil
-            }
-            return state.waiters.removeFirst()
-        }?.resume()
+        let reply: Reply = { reply in
+            self.inFlight.subtract(1, ordering: .relaxed)
+            send(reply.frame())
+        }
+        guard let work = handler(envelope, reply) else { return }
+        if lanes.withLock({ $0?.submit(work) }) != true {
+            reply(Envelope(requestID: envelope.requestID, body: .failure(Self.stopping)))
+        }
     }
 }

@@ -1,6 +1,8 @@
 import Contracts
 import DequeModule
+import Dispatch
 import Logging
+import OSThread
 import ServiceLifecycle
 import Synchronization
 
@@ -15,15 +17,18 @@ public final class GroupCommitter: Service, Sendable {
         let requestID: String
         /// Milliseconds since the epoch; 0 for none.
         let deadline: Int64
-        let continuation: CheckedContinuation<LedgerWorkOutput, any Error>
+        /// Called once with the outcome once committed, or why not.
+        let complete: Completion
 
         func hasExpired(at now: Int64) -> Bool { deadline > 0 && deadline <= now }
     }
 
     struct State: ~Copyable {
         var machine: GroupCommitStateMachine<Job>
-        /// The run loop, asleep until a submit or graceful shutdown.
-        var waiter: CheckedContinuation<Void, Never>?
+        /// Wakes the run loop, asleep until a submit or graceful shutdown: a
+        /// task's continuation, or the writer thread's semaphore. Taken by
+        /// the one who wakes it.
+        var wake: (@Sendable () -> Void)?
     }
 
     /// Thrown to work whose deadline passed while it waited for its commit: it
@@ -58,18 +63,29 @@ public final class GroupCommitter: Service, Sendable {
         self.publish = publish
     }
 
+    /// Hears a job's outcome; on SQLite on the writer's thread, so it must not block.
+    public typealias Completion = @Sendable (Result<LedgerWorkOutput, any Error>) -> Void
+
     /// Queues `work` for the next commit and returns its outcome once committed.
     /// A rule's refusal comes back as `LedgerFailure`; anything else failed to commit.
     public func submit(_ work: LedgerWork, requestID: String, deadline: Int64 = 0) async throws -> LedgerWorkOutput {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job(work: work, requestID: requestID, deadline: deadline, continuation: continuation)
-            let (action, waiter) = state.withLock { state in
-                let action = state.machine.submit(job)
-                return (action, action == .queued(wake: true) ? state.waiter.take() : nil)
-            }
-            if action == .rejected { return continuation.resume(throwing: Stopped()) }
-            waiter?.resume()
+            submit(work, requestID: requestID, deadline: deadline) { continuation.resume(with: $0) }
         }
+    }
+
+    /// Queues `work` for the next commit; `complete` hears its outcome (what
+    /// the `async` form returns or throws) where the commit ends: on SQLite
+    /// the writer's thread. At once when the writer has stopped. For a caller
+    /// that answers from there instead of waking a task to do it.
+    public func submit(_ work: LedgerWork, requestID: String, deadline: Int64 = 0, then complete: @escaping Completion) {
+        let job = Job(work: work, requestID: requestID, deadline: deadline, complete: complete)
+        let (action, wake) = state.withLock { state in
+            let action = state.machine.submit(job)
+            return (action, action == .queued(wake: true) ? state.wake.take() : nil)
+        }
+        if action == .rejected { return complete(.failure(Stopped())) }
+        wake?()
     }
 
     /// Commits until graceful shutdown, then finishes what was already submitted.
@@ -87,11 +103,19 @@ public final class GroupCommitter: Service, Sendable {
             guard let store = store as? any BlockingLedgerStore, store.concurrentCommits == 1 else {
                 return await commitInLanes()
             }
-            do {
-                let thread = try WriterThreadExecutor(name: "ledger-writer")
-                await SerialCommitLoop(committer: self, store: store, executor: thread).run()
-                thread.shutdown()
-            } catch {
+            let loop = SerialCommitLoop(committer: self, store: store)
+            let ran = await withTaskCancellationHandler {
+                await withCheckedContinuation { (ended: CheckedContinuation<Bool, Never>) in
+                    let started = OSThread.start(name: "ledger-writer") {
+                        loop.run()
+                        ended.resume(returning: true)
+                    }
+                    if !started { ended.resume(returning: false) }
+                }
+            } onCancel: {
+                self.stopAccepting()
+            }
+            if !ran {
                 logger.warning("no thread for the ledger's writer: committing through the store's async API")
                 await commitInLanes()
             }
@@ -140,14 +164,13 @@ public final class GroupCommitter: Service, Sendable {
         state.withLock { $0.machine.committed(id) }
     }
 
-    /// Sleeps until a submit, graceful shutdown, or cancellation of the
-    /// service, on the caller's actor when it has one (`SerialCommitLoop`).
-    func awaitWork(isolation: isolated (any Actor)? = #isolation) async {
+    /// Sleeps until a submit, graceful shutdown, or cancellation of the service.
+    func awaitWork() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state in
                     guard state.machine.waitsForWork, !Task.isCancelled else { return true }
-                    state.waiter = continuation
+                    state.wake = { continuation.resume() }
                     return false
                 }
                 if resumeNow { continuation.resume() }
@@ -157,12 +180,23 @@ public final class GroupCommitter: Service, Sendable {
         }
     }
 
+    /// `awaitWork` for the writer's own thread, which it blocks on `signal`
+    /// until a submit or the stop signals it once.
+    func sleepUntilWork(on signal: DispatchSemaphore) {
+        let sleeps = state.withLock { state in
+            guard state.machine.waitsForWork else { return false }
+            state.wake = { signal.signal() }
+            return true
+        }
+        if sleeps { signal.wait() }
+    }
+
     /// No more submits; the run loop finishes what is queued and ends.
     private func stopAccepting() {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
+        state.withLock { state -> (@Sendable () -> Void)? in
             _ = state.machine.stop()
-            return state.waiter.take()
-        }?.resume()
+            return state.wake.take()
+        }?()
     }
 
     typealias Apply = @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> LedgerWorkOutput
@@ -190,7 +224,7 @@ public final class GroupCommitter: Service, Sendable {
     /// others with what the store applies to each; nil when none is left.
     private func start(_ batch: [Job]) -> (jobs: [Job], apply: Apply)? {
         let now = clock()
-        for job in batch where job.hasExpired(at: now) { job.continuation.resume(throwing: DeadlinePassed()) }
+        for job in batch where job.hasExpired(at: now) { job.complete(.failure(DeadlinePassed())) }
         let jobs = batch.filter { !$0.hasExpired(at: now) }
         guard !jobs.isEmpty else { return nil }
         let works = jobs.map { ($0.work, $0.requestID) }
@@ -208,13 +242,13 @@ public final class GroupCommitter: Service, Sendable {
             let events = outcomes.flatMap(\.events)
             if !events.isEmpty { publish(events) }
             for (job, outcome) in zip(jobs, outcomes) {
-                job.continuation.resume(with: outcome.result)
+                job.complete(outcome.result)
             }
         case .failure(let error):
             // Nothing of this batch is on disk: every request gets a retryable failure.
             logger.error("group commit failed", metadata: ["ledger.batch": "\(jobs.count)", "error": "\(loggable(error))"])
             metrics.commitFailed()
-            for job in jobs { job.continuation.resume(throwing: error) }
+            for job in jobs { job.complete(.failure(error)) }
         }
     }
 }

@@ -1,28 +1,25 @@
+import Dispatch
+
 /// The group committer's loop for a store that commits one group at a time
-/// on its caller's thread, blocking it (SQLite): an actor on a thread of its
-/// own (`WriterThreadExecutor`), so the loop, each commit and its fsync run
-/// there, and only there, by actor isolation.
+/// on its caller's thread, blocking it (SQLite). It runs on a thread of its
+/// own (`ledger-writer`): the loop, each commit and its fsync run there, and
+/// between groups the thread sleeps on a semaphore that `submit` signals.
 ///
-/// Why: through GRDB's async write each group hopped from the committer's
-/// task (on an event loop) to GRDB's writer queue and back before the next
-/// group could start. Here the next group starts on the same thread as soon
-/// as the last is on disk. `storekeeper-bench-ledger --requests 20000
-/// --transactions 10`: see bench/README.md ("2026-11-27, 16:20").
-actor SerialCommitLoop {
-    private let executor: WriterThreadExecutor
-    private let committer: GroupCommitter
-    private let store: any BlockingLedgerStore
+/// Why a plain thread, not an actor on one: a task asleep on an actor wakes
+/// through the global executor, an event-loop thread that then hands it to
+/// the actor's thread; two wake-ups per idle-to-busy turn instead of one.
+/// And GRDB's async write hopped to its writer queue and back for every
+/// group. Here the next group starts on the same thread as soon as the last
+/// is on disk. `storekeeper-bench-ledger --requests 20000 --transactions 10`:
+/// see bench/README.md ("2026-11-27, 16:20").
+struct SerialCommitLoop: Sendable {
+    let committer: GroupCommitter
+    let store: any BlockingLedgerStore
 
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-
-    init(committer: GroupCommitter, store: any BlockingLedgerStore, executor: WriterThreadExecutor) {
-        self.committer = committer
-        self.store = store
-        self.executor = executor
-    }
-
-    /// Commits until the committer stops, then returns; the caller shuts the executor down.
-    func run() async {
+    /// Commits until the committer stops, then returns. Blocks: call it on
+    /// the writer's own thread, never from async code.
+    func run() {
+        let signal = DispatchSemaphore(value: 0)
         while true {
             // One group at a time, and `commitBlocking` takes no prefetch: skip working it out.
             switch committer.nextAction(prefetching: false) {
@@ -35,7 +32,7 @@ actor SerialCommitLoop {
             case .prefetch:
                 preconditionFailure("nextAction() does the prefetches")
             case .awaitWork:
-                await committer.awaitWork()
+                committer.sleepUntilWork(on: signal)
             case .finish:
                 return
             }
