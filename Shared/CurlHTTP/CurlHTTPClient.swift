@@ -19,7 +19,14 @@ import ServiceLifecycle
 public final class CurlHTTPClient: Service, Sendable {
     public let configuration: Configuration
     private let logger: Logger
-    private let shared = SharedState()
+    private let shared: SharedState
+    private let executor: CurlLoopExecutor
+
+    /// Runs tasks on the loop's thread, for work that is mostly calls to
+    /// this client: `withTaskExecutorPreference(client.taskExecutor) { ... }`
+    /// saves two thread hand-offs per call (see `CurlLoopExecutor`). Such work
+    /// must not block, or every transfer waits.
+    public var taskExecutor: any TaskExecutor { executor }
 
     public init(configuration: Configuration = Configuration(), logger: Logger) {
         configuration.validate()
@@ -27,6 +34,8 @@ public final class CurlHTTPClient: Service, Sendable {
         _ = CurlGlobal.isInitialized
         self.configuration = configuration
         self.logger = logger
+        shared = SharedState()
+        executor = CurlLoopExecutor(shared: shared)
     }
 
     /// Runs the curl loop on its own thread until graceful shutdown or
@@ -78,7 +87,7 @@ public final class CurlHTTPClient: Service, Sendable {
 
     /// Starts the loop thread and waits, without blocking a pool thread, until it ends.
     private func runLoopThread() async -> HTTPClientError? {
-        let (shared, configuration, logger) = (self.shared, self.configuration, self.logger)
+        let (shared, executor, configuration, logger) = (self.shared, self.executor, self.configuration, self.logger)
         guard CurlGlobal.isInitialized else {
             logger.error("curl_global_init failed")
             shared.finish()
@@ -87,7 +96,8 @@ public final class CurlHTTPClient: Service, Sendable {
         logger.info("curl loop starting", metadata: ["curl.version": "\(CurlGlobal.version)"])
         return await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError?, Never>) in
             let started = OSThread.start(name: "curl-loop") {
-                guard let loop = MultiLoop(shared: shared, configuration: configuration, logger: logger) else {
+                guard let loop = MultiLoop(shared: shared, executor: executor, configuration: configuration, logger: logger)
+                else {
                     logger.error("curl_multi_init or epoll failed")
                     shared.finish()
                     continuation.resume(returning: .loopFailed)

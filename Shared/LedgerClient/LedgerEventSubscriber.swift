@@ -91,9 +91,14 @@ public struct LedgerEventSubscriber: Sendable {
             // The ledger is restarting: ask again (cancellation ends the wait).
             return machine.replayTimedOut()
         }
-        guard case .replayBatch(let batch) = answer.body else {
+        switch answer.body {
+        case .replayBatch(let batch):
+            return machine.replayed(batch)
+        case .failure(let failure) where failure.retryable:
+            // The ledger is stopping or at capacity: ask again, as after a time-out.
+            return machine.replayTimedOut()
+        default:
             throw ServiceFailure(.internalError, message: "the ledger answered replay with an unexpected message")
         }
-        return machine.replayed(batch)
     }
 }

@@ -45,27 +45,33 @@ public final class PoolWorker: Service, Sendable {
     /// Where the socket's thread hands each request: set while the worker
     /// takes requests (from just before its first READY until leaving is done).
     private let intake = Mutex<TaskLanes<Request>?>(nil)
+    private let taskExecutor: (any TaskExecutor)?
 
     /// - Parameters:
     ///   - endpoint: one gateway's pool, as libzmq takes it (`tcp://10.0.0.7:7421`).
     ///   - capacity: its part of the verifier's in-flight bound: the first share is taken when it
     ///     runs, and asked for again every heartbeat.
+    ///   - taskExecutor: where the requests' tasks run (the verifier's curl
+    ///     loop, whose client they mostly call); nil for the global executor.
     public convenience init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
-        logger: Logger, handler: @escaping Handler
+        taskExecutor: (any TaskExecutor)? = nil, logger: Logger, handler: @escaping Handler
     ) {
         self.init(
             context: context, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter,
-            heartbeatInterval: .seconds(1), sendHighWaterMark: nil, logger: logger, handler: handler)
+            heartbeatInterval: .seconds(1), sendHighWaterMark: nil, taskExecutor: taskExecutor, logger: logger,
+            handler: handler)
     }
 
     /// For tests: beats other than the protocol's second, and a queue to the
     /// gateway shorter than libzmq's 1,000 messages (nil), to fill it quickly.
     init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration,
-        heartbeatInterval: Duration, sendHighWaterMark: Int?, logger: Logger, handler: @escaping Handler
+        heartbeatInterval: Duration, sendHighWaterMark: Int?, taskExecutor: (any TaskExecutor)? = nil, logger: Logger,
+        handler: @escaping Handler
     ) {
         self.endpoint = endpoint
+        self.taskExecutor = taskExecutor
         self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
             if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
             try socket.setLinger(milliseconds: 1_000)
@@ -115,24 +121,33 @@ public final class PoolWorker: Service, Sendable {
                 await self.serve(id: $0.id, frame: $0.frame)
             }
             do {
-                try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
-                    // Taking requests ends when leaving is done; requests already taken still finish.
-                    intake.withLock { $0 = requests }
-                    defer { intake.withLock { $0 = nil } }
-                    try await socket.send(PoolFrame.ready(free: share, share: share))
-                    try await withThrowingTaskGroup(of: Void.self) { taking in
-                        taking.addTask { try await self.leaveWhenAsked() }
-                        // The handler takes every message, so this only ends, with `Closed`, when the
-                        // socket stops (a failed heartbeat stops it): the worker stops with it.
-                        taking.addTask { _ = try await self.socket.receive() }
-                        try await taking.next()
-                        taking.cancelAll()
-                    }
+                // On the task executor, when given: the lanes' children inherit it.
+                try await withTaskExecutorPreference(taskExecutor) {
+                    try await self.takeRequests(share: share, perform: perform)
                 }
             } catch is GatewayGone {
                 // The lanes cancelled what the worker held: nobody waits for those answers.
             }
             group.cancelAll()
+        }
+    }
+
+    /// Takes requests into lanes from just before the first READY until
+    /// leaving is done; requests already taken still finish. The handler
+    /// takes every message, so the socket's `receive` only ends, with
+    /// `Closed`, when the socket stops (a failed heartbeat stops it): the
+    /// worker stops with it.
+    private func takeRequests(share: Int, perform: @escaping @Sendable (Request) async -> Void) async throws {
+        try await withTaskLanes(count: Self.laneCount, perform: perform) { requests in
+            intake.withLock { $0 = requests }
+            defer { intake.withLock { $0 = nil } }
+            try await socket.send(PoolFrame.ready(free: share, share: share))
+            try await withThrowingTaskGroup(of: Void.self) { taking in
+                taking.addTask { try await self.leaveWhenAsked() }
+                taking.addTask { _ = try await self.socket.receive() }
+                try await taking.next()
+                taking.cancelAll()
+            }
         }
     }
 

@@ -166,8 +166,9 @@ public final class ZMQSocketLoop: Sendable {
     ///
     /// `handler` must return quickly and never block or suspend: the socket
     /// waits meanwhile. It suits a message that only resumes a waiter (a
-    /// reply matched by its id), where a receiving task costs a wake-up per
-    /// message. It may send on this loop (`trySend`).
+    /// reply matched by its id), or a request handed on to a thread that
+    /// answers it (the ledger's writer), where a receiving task costs a
+    /// wake-up per message. It may send on this loop (`trySend`, `post`).
     public func handleEachMessage(_ handler: @escaping MessageHandler) {
         locked.withLock { state in
             precondition(state.machine.phase == .notStarted, "handleEachMessage must come before run()")

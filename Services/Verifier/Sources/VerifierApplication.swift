@@ -54,7 +54,10 @@ public enum VerifierApplication {
         // One worker per pool address; the in-flight bound follows what each uses (CapacitySplit).
         let discovery = PoolDiscovery(endpoints: endpoints, maxInFlight: settings.maxInFlight, logger: context.logger) {
             endpoint, capacity in
-            PoolWorker(context: zmq, endpoint: endpoint, capacity: capacity, logger: context.logger, handler: handler.handle)
+            // Requests run on the curl loop's thread: most of their work is calls to Apple through it.
+            PoolWorker(
+                context: zmq, endpoint: endpoint, capacity: capacity, taskExecutor: client.taskExecutor,
+                logger: context.logger, handler: handler.handle)
         }
         context.logger.info(
             "verifier configured",

@@ -15,10 +15,11 @@ import Logging
 /// every `curl_multi_perform` visits every transfer, which adds up with the
 /// verifier's default of 4,096 calls in flight.
 ///
-/// Each turn: take new requests and cancellations from `SharedState`, wait in
-/// epoll (never longer than `waitCapMilliseconds`, so a lost wake-up costs at
-/// most that), act on ready sockets and expired timers, and hand finished
-/// transfers back.
+/// Each turn: run the task jobs queued for this thread (`CurlLoopExecutor`),
+/// take new requests and cancellations from `SharedState`, wait in epoll
+/// (never longer than `waitCapMilliseconds`, so a lost wake-up costs at most
+/// that; not at all while jobs wait), act on ready sockets and expired
+/// timers, and hand finished transfers back.
 final class MultiLoop {
     static let waitCapMilliseconds: Int32 = 1_000
     /// A client gets one shard per this many connections it may hold to one
@@ -29,6 +30,7 @@ final class MultiLoop {
 
     let shards: [MultiShard]
     let shared: SharedState
+    let executor: CurlLoopExecutor
     let configuration: CurlHTTPClient.Configuration
     let logger: Logger
     private let epoll: Epoll
@@ -36,7 +38,7 @@ final class MultiLoop {
     var idleEasyHandles: [UnsafeMutableRawPointer] = []
 
     /// `nil` when curl or the kernel cannot make a multi handle or epoll set.
-    init?(shared: SharedState, configuration: CurlHTTPClient.Configuration, logger: Logger) {
+    init?(shared: SharedState, executor: CurlLoopExecutor, configuration: CurlHTTPClient.Configuration, logger: Logger) {
         guard let epoll = Epoll() else { return nil }
         // The per-host cap is split between the shards, so together they hold exactly it.
         let cap = configuration.maxConnectionsPerHost
@@ -54,6 +56,7 @@ final class MultiLoop {
         self.shards = shards
         self.epoll = epoll
         self.shared = shared
+        self.executor = executor
         self.configuration = configuration
         self.logger = logger
     }
@@ -85,13 +88,14 @@ final class MultiLoop {
             if code != CURLM_OK { failure = code }
         }
         while true {
+            executor.run(shared.takeJobs())
             let work = shared.takeWork(freeSlots: configuration.maxConcurrentTransfers - active.count)
             for id in work.cancelled {
                 if let transfer = active.removeValue(forKey: id) { retire(transfer) }
             }
             if work.stop { return nil }
             var results = start(work.started)
-            let waited = epoll.wait(timeoutMilliseconds: waitMilliseconds()) { socket, tag, flags in
+            let waited = epoll.wait(timeoutMilliseconds: shared.hasJobs ? 0 : waitMilliseconds()) { socket, tag, flags in
                 act(shards[Int(tag)], socket: socket, flags: flags)
             }
             let now = ContinuousClock.now

@@ -16,6 +16,10 @@ final class SharedState: Sendable {
         var machine = ClientStateMachine<ResponseContinuation>()
         /// Set by the loop while it can be woken.
         var waker: (@Sendable () -> Void)?
+        /// Task jobs for the loop's thread (`CurlLoopExecutor`), oldest first.
+        var jobs: [UnownedJob] = []
+        /// The loop has stopped: jobs go elsewhere.
+        var finished = false
 
         func wakeLoop() {
             waker?()
@@ -54,6 +58,17 @@ final class SharedState: Sendable {
         locked.withLock { $0.machine.start() }
     }
 
+    /// Queues `job` for the loop's thread and wakes the loop when it is the
+    /// first waiting; false, queuing nothing, once the loop has stopped.
+    func enqueueJob(_ job: UnownedJob) -> Bool {
+        locked.withLock { state in
+            guard !state.finished else { return false }
+            state.jobs.append(job)
+            if state.jobs.count == 1 { state.wakeLoop() }
+            return true
+        }
+    }
+
     /// Requests waiting for a transfer slot (for tests and diagnostics).
     var queuedCount: Int {
         locked.withLock { $0.machine.queuedCount }
@@ -77,6 +92,18 @@ final class SharedState: Sendable {
         locked.withLock { $0.machine.takeWork(freeSlots: freeSlots) }
     }
 
+    /// The task jobs waiting for the loop's thread, oldest first.
+    func takeJobs() -> [UnownedJob] {
+        locked.withLock { state in
+            guard !state.jobs.isEmpty else { return [] }
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+    }
+
+    /// Whether task jobs wait for the loop's thread: then it must not sleep.
+    var hasJobs: Bool { locked.withLock { !$0.jobs.isEmpty } }
+
     /// Resumes the callers of finished transfers, all under one lock acquisition.
     func complete(_ results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
         guard !results.isEmpty else { return }
@@ -89,15 +116,19 @@ final class SharedState: Sendable {
     }
 
     /// The loop is about to free its multi handle: from here on nobody wakes
-    /// it, and every request still waiting fails with `.shutdown`.
+    /// it, and every request still waiting fails with `.shutdown`. Task jobs
+    /// still waiting, and any enqueued later, go to the global executor.
     func finish() {
-        let pending = locked.withLock { state in
+        let (pending, jobs) = locked.withLock { state in
             state.waker = nil
-            return state.machine.finish()
+            state.finished = true
+            defer { state.jobs = [] }
+            return (state.machine.finish(), state.jobs)
         }
         for continuation in pending {
             continuation.resume(returning: .failure(.shutdown))
         }
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
     }
 }
 

@@ -182,6 +182,7 @@ public final class GroupCommitter: Service, Sendable {
 
     /// `awaitWork` for the writer's own thread, which it blocks on `signal`
     /// until a submit or the stop signals it once.
+    @available(*, noasync, message: "blocks its thread: call it from SerialCommitLoop")
     func sleepUntilWork(on signal: DispatchSemaphore) {
         let sleeps = state.withLock { state in
             guard state.machine.waitsForWork else { return false }
@@ -202,6 +203,7 @@ public final class GroupCommitter: Service, Sendable {
     typealias Apply = @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> LedgerWorkOutput
 
     /// Commits `batch` through a store's blocking commit, on the caller's thread.
+    @available(*, noasync, message: "blocks its thread: call it from SerialCommitLoop")
     func commit(_ batch: [Job], blocking: (_ units: Int, _ apply: @escaping Apply) throws -> [UnitOutcome<LedgerWorkOutput>]) {
         guard let (jobs, apply) = start(batch) else { return }
         let started = ContinuousClock.now
