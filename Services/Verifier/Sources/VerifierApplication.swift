@@ -130,7 +130,26 @@ struct VerifyRequestHandler: Sendable {
     /// Reads the envelope's deadline and stamps the signed data's checks.
     var clock: WallClock = .system
 
+    /// The pool worker runs requests on the curl loop's thread, which suits a
+    /// verifyReceipt call: a transfer and a JSON read. A request that checks
+    /// signatures (a JWS chain costs far more) moves to the global executor:
+    /// on the loop it would hold up every transfer and keep the verifier to
+    /// one core.
     func handle(_ envelope: Envelope) async -> Envelope {
+        guard Self.checksSignatures(envelope.body, receiptsCheckSignatures: verifier.checksSignatures) else {
+            return await answer(envelope)
+        }
+        return await withTaskExecutorPreference(globalConcurrentExecutor) { await answer(envelope) }
+    }
+
+    /// Whether answering `body` checks signatures: all but a receipt read
+    /// through verifyReceipt (the Server API's answers are signed too).
+    static func checksSignatures(_ body: Envelope.OneOf_Body?, receiptsCheckSignatures: Bool) -> Bool {
+        guard case .verifyRequest = body else { return true }
+        return receiptsCheckSignatures
+    }
+
+    private func answer(_ envelope: Envelope) async -> Envelope {
         let nowMs = clock.now()
         let body: Envelope.OneOf_Body
         switch envelope.body {

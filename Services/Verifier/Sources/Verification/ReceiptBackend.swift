@@ -11,6 +11,10 @@ protocol ReceiptBackend: Sendable {
     /// flight together with equal keys share one answer.
     func coalescingKey(_ request: VerifyRequest, digest: String) -> ReceiptCoalescingKey
 
+    /// Whether answering checks signatures, CPU-bound work: the Server API's
+    /// signed history does, verifyReceipt's JSON does not.
+    var checksSignatures: Bool { get }
+
     /// The receipt's result, or why there is none. `digest` is the receipt's
     /// SHA-256 in hex; `logger` already carries `request.id` and `receipt.sha256`.
     func verify(

@@ -16,6 +16,8 @@ import Synchronization
 /// the App Store Server API is rate-limited, verifyReceipt slow.
 public final class ReceiptVerifier: Sendable {
     private let backend: any ReceiptBackend
+    /// Whether verifying a receipt checks signatures (`ReceiptBackend.checksSignatures`).
+    var checksSignatures: Bool { backend.checksSignatures }
     private let maxInFlight: Int
     private let logger: Logger
     private let metrics: VerifierMetrics

@@ -10,6 +10,8 @@ import Synchronization
 /// a circuit breaker per endpoint, the bundle check, and normalization of the
 /// answer.
 final class VerifyReceiptBackend: ReceiptBackend {
+    var checksSignatures: Bool { false }
+
     private let caller: AppleCaller
     private let bundleRule: BundleRule
     /// `STOREKEEPER_ACCEPT_SANDBOX`: false fails a receipt instead of asking the sandbox.

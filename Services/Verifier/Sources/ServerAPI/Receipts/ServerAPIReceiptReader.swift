@@ -171,6 +171,8 @@ public struct ServerAPIReceiptReader: Sendable {
 
 /// Behind `ReceiptVerifier`: its cap, coalescing, metrics and log context.
 extension ServerAPIReceiptReader: ReceiptBackend {
+    var checksSignatures: Bool { true }
+
     /// The receipt alone: the history is read the same whatever `exclude_old_transactions`
     /// and the start environment say (production first, sandbox on 4040010), so a client's
     /// request and the ledger's refresh of the same receipt share one read.
