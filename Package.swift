@@ -258,7 +258,11 @@ let package = Package(
         .testTarget(
             name: "RequestReplyTests", dependencies: ["RequestReply", "TaskOutcome"], path: "Tests/RequestReplyTests",
             swiftSettings: strict),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"], path: "Tests/ZeroMQTests", swiftSettings: strict),
+        .testTarget(
+            name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ", "ZeroMQTestSupport"], path: "Tests/ZeroMQTests",
+            swiftSettings: strict),
+        // Polling a plain socket in a test with a bound wait.
+        .target(name: "ZeroMQTestSupport", dependencies: ["ZeroMQ"], path: "Tests/Support/ZeroMQTestSupport", swiftSettings: strict),
         // A local HTTP server and a running client around a test, for CurlHTTPTests and LoadTests.
         .target(
             name: "CurlHTTPTestSupport",
@@ -344,7 +348,7 @@ let package = Package(
             dependencies: [
                 "Ledger", "LedgerClient", "Verifier", "Gateway", "Simulator", "AppleFormats", "AppleJWS", "Contracts",
                 "StorekeeperCore", "ZeroMQ", "PostgresTestServer", "Timekeeping", "TaskOutcome", "SeededRandom", "OSThread",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "ZeroMQTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LedgerTests", resources: [.copy("Fixtures")], swiftSettings: strict),

@@ -61,8 +61,8 @@ struct EventSubscriptionStateMachine {
         return step
     }
 
-    /// Replay gave no answer in time.
-    func replayTimedOut() -> Step {
+    /// Replay gave no answer in time, or a retryable refusal (stopping, at capacity).
+    func replayUnanswered() -> Step {
         Step(next: .replayAgain(afterSeq: last, delay: Self.replayRetryDelay))
     }
 

@@ -89,14 +89,14 @@ public struct LedgerEventSubscriber: Sendable {
             answer = try await replay.request(Envelope(requestID: "replay", body: .replayRequest(request)))
         } catch is EnvelopeClient.Timeout {
             // The ledger is restarting: ask again (cancellation ends the wait).
-            return machine.replayTimedOut()
+            return machine.replayUnanswered()
         }
         switch answer.body {
         case .replayBatch(let batch):
             return machine.replayed(batch)
         case .failure(let failure) where failure.retryable:
-            // The ledger is stopping or at capacity: ask again, as after a time-out.
-            return machine.replayTimedOut()
+            // The ledger is stopping or at capacity: ask again.
+            return machine.replayUnanswered()
         default:
             throw ServiceFailure(.internalError, message: "the ledger answered replay with an unexpected message")
         }

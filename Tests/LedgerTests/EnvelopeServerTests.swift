@@ -6,6 +6,7 @@ import OSThread
 import Synchronization
 import Testing
 import ZeroMQ
+import ZeroMQTestSupport
 
 @testable import Ledger
 
@@ -52,14 +53,15 @@ import ZeroMQ
         return RequestFrame.encode(correlation: UInt64(id.utf8.count), payload: envelope.frame())
     }
 
-    /// The envelope of the next reply the client gets, waiting up to `timeout`.
-    static func nextReply(_ client: ZMQSocket, timeout: Duration = .seconds(10)) async throws -> (UInt64, [UInt8])? {
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < timeout {
-            if let frames = try client.receive(dontWait: true) { return RequestFrame.decode(frames) }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        return nil
+    /// The correlation id and envelope of the next reply the client gets, waiting up to 10 s.
+    static func nextReply(_ client: ZMQSocket) async throws -> (UInt64, [UInt8])? {
+        try await client.receive(within: .seconds(10)).flatMap { RequestFrame.decode($0) }
+    }
+
+    /// The failure a reply's envelope carries, if it is one.
+    static func failure(in payload: [UInt8]) throws -> ServiceFailure? {
+        guard case .failure(let failure) = try Envelope(frame: payload).body else { return nil }
+        return failure
     }
 
     @Test func aHeldRequestIsAnsweredFromAnyThreadAndOneBeyondTheLimitIsOverloaded() async throws {
@@ -89,10 +91,7 @@ import ZeroMQ
         // The third is beyond maxInFlight: answered at once, retryable, and never handed over.
         let refused = try #require(try await Self.nextReply(client))
         #expect(refused.0 == 3)
-        guard case .failure(let failure) = try Envelope(frame: refused.1).body else {
-            Issue.record("expected a failure")
-            return
-        }
+        let failure = try #require(try Self.failure(in: refused.1))
         #expect(failure.failureCode == .overloaded)
         #expect(failure.retryable)
         #expect(held.count == 2)
@@ -123,11 +122,7 @@ import ZeroMQ
         _ = try client.send(RequestFrame.encode(correlation: 9, payload: [0xFF, 0xFF, 0xFF]))
         let bad = try #require(try await Self.nextReply(client))
         #expect(bad.0 == 9)
-        guard case .failure(let malformed) = try Envelope(frame: bad.1).body else {
-            Issue.record("expected a failure")
-            return
-        }
-        #expect(malformed.failureCode == .badRequest)
+        #expect(try Self.failure(in: bad.1)?.failureCode == .badRequest)
         running.cancel()
         _ = await running.result
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Testing
 import ZeroMQ
+import ZeroMQTestSupport
 
 @testable import Ledger
 
@@ -22,14 +23,8 @@ import ZeroMQ
 
     /// The seq of the next event the subscriber gets, waiting up to `timeout`.
     static func nextSeq(_ subscriber: ZMQSocket, timeout: Duration = .seconds(5)) async throws -> UInt64? {
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < timeout {
-            if let frames = try subscriber.receive(dontWait: true) {
-                return try LedgerEvent(serializedBytes: frames[1]).seq
-            }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        return nil
+        guard let frames = try await subscriber.receive(within: timeout) else { return nil }
+        return try LedgerEvent(serializedBytes: frames[1]).seq
     }
 
     @Test func everyEventArrivesOnceInSeqOrderWhetherSentDirectlyOrQueued() async throws {

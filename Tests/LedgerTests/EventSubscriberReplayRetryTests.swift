@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import ZeroMQ
+import ZeroMQTestSupport
 
 @testable import LedgerClient
 
@@ -47,12 +48,7 @@ import ZeroMQ
             }),
         ]
         var requests = 0
-        let deadline = ContinuousClock.now + .seconds(20)
-        while requests < answers.count, ContinuousClock.now < deadline {
-            guard let frames = try replay.receive(dontWait: true) else {
-                try await Task.sleep(for: .milliseconds(2))
-                continue
-            }
+        while requests < answers.count, let frames = try await replay.receive(within: .seconds(20)) {
             let request = try #require(RequestFrame.decode(frames.dropFirst()))
             guard case .replayRequest = try Envelope(frame: request.payload).body else { continue }
             let answer = Envelope(requestID: "replay", body: answers[requests])

@@ -86,6 +86,6 @@ import Testing
         var machine = EventSubscriptionStateMachine(after: 0)
         _ = machine.replayed(Self.batch([1]))
         #expect(machine.idle().next == .replay(afterSeq: 1))
-        #expect(machine.replayTimedOut().next == .replayAgain(afterSeq: 1, delay: .milliseconds(200)))
+        #expect(machine.replayUnanswered().next == .replayAgain(afterSeq: 1, delay: .milliseconds(200)))
     }
 }

@@ -45,18 +45,6 @@ final class Box<Value: Sendable>: Sendable {
     }
 }
 
-extension ZMQSocket {
-    /// The next message, polling without blocking the cooperative pool; nil after `limit`.
-    func receive(within limit: Duration) async throws -> [[UInt8]]? {
-        let deadline = ContinuousClock.now + limit
-        repeat {
-            if let message = try receive(dontWait: true) { return message }
-            try await Task.sleep(for: .milliseconds(1))
-        } while ContinuousClock.now < deadline
-        return try receive(dontWait: true)
-    }
-}
-
 /// A frame holding `value` big-endian: sequence numbers in test messages.
 func frame(_ value: Int) -> [UInt8] {
     withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) }

@@ -1,6 +1,7 @@
 import Foundation
 import CZeroMQ
 import Testing
+import ZeroMQTestSupport
 
 @testable import ZeroMQ
 

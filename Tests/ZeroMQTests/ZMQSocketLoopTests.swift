@@ -2,6 +2,7 @@ import CZeroMQ
 import Foundation
 import Synchronization
 import Testing
+import ZeroMQTestSupport
 
 @testable import ZeroMQ
 

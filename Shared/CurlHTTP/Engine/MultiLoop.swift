@@ -18,7 +18,7 @@ import Logging
 /// Each turn: run the task jobs queued for this thread (`CurlLoopExecutor`),
 /// take new requests and cancellations from `SharedState`, wait in epoll
 /// (never longer than `waitCapMilliseconds`, so a lost wake-up costs at most
-/// that; not at all while jobs wait), act on ready sockets and expired
+/// that; a job queued since wakes it), act on ready sockets and expired
 /// timers, and hand finished transfers back.
 final class MultiLoop {
     static let waitCapMilliseconds: Int32 = 1_000
@@ -95,7 +95,7 @@ final class MultiLoop {
             }
             if work.stop { return nil }
             var results = start(work.started)
-            let waited = epoll.wait(timeoutMilliseconds: shared.hasJobs ? 0 : waitMilliseconds()) { socket, tag, flags in
+            let waited = epoll.wait(timeoutMilliseconds: waitMilliseconds()) { socket, tag, flags in
                 act(shards[Int(tag)], socket: socket, flags: flags)
             }
             let now = ContinuousClock.now

@@ -59,7 +59,9 @@ final class SharedState: Sendable {
     }
 
     /// Queues `job` for the loop's thread and wakes the loop when it is the
-    /// first waiting; false, queuing nothing, once the loop has stopped.
+    /// first waiting (so the loop's next wait returns at once, and its next
+    /// turn takes every job queued by then); false, queuing nothing, once the
+    /// loop has stopped.
     func enqueueJob(_ job: UnownedJob) -> Bool {
         locked.withLock { state in
             guard !state.finished else { return false }
@@ -100,9 +102,6 @@ final class SharedState: Sendable {
             return state.jobs
         }
     }
-
-    /// Whether task jobs wait for the loop's thread: then it must not sleep.
-    var hasJobs: Bool { locked.withLock { !$0.jobs.isEmpty } }
 
     /// Resumes the callers of finished transfers, all under one lock acquisition.
     func complete(_ results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
