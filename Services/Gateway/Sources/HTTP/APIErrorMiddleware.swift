@@ -12,12 +12,22 @@ struct APIErrorMiddleware: RouterMiddleware {
     ) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            return error.response()
-        } catch let error as HTTPError {
-            return APIError(error).response()
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(type(of: error))"])
+            return Self.response(to: error, logger: context.logger)
+        }
+    }
+
+    /// Out of line: inlined, its values would sit in this middleware's async
+    /// frame, which every request in flight holds (bench/README, "2026-11-28").
+    @inline(never)
+    static func response(to error: any Error, logger: Logger) -> Response {
+        switch error {
+        case let error as APIError:
+            return error.response()
+        case let error as HTTPError:
+            return APIError(error).response()
+        default:
+            logger.error("request failed", metadata: ["error": "\(type(of: error))"])
             return APIError.unavailable.response()
         }
     }

@@ -8,6 +8,12 @@ import Timekeeping
 /// through the pool, check what the client claimed, then record in the ledger,
 /// under ONE deadline carried in every message. A failure of either hop is a retryable error, never a false
 /// success; a retried request is safe because the ledger deduplicates.
+///
+/// Why envelopes are built and read in synchronous helpers, kept out of line:
+/// an async function's frame holds every value it keeps across a suspension,
+/// and a frame lives in the request's task for as long as the request waits.
+/// A message body (`Envelope.OneOf_Body`) is 217 bytes inline, and each copy
+/// in a frame is held per request in flight (bench/README, "2026-11-28").
 struct ReceiptOrchestrator: Sendable {
     typealias Verify = @Sendable (Envelope) async throws -> Envelope
 
@@ -31,19 +37,33 @@ struct ReceiptOrchestrator: Sendable {
         _ submission: ReceiptSubmission, idempotency: IdempotencyKey?, requestID: String
     ) async throws(APIError) -> Answer {
         if let idempotency, let kept = try await keptAnswer(idempotency, requestID: requestID) { return kept }
+        let verifyBy = clock.deadline(after: verifyDeadline)
+        let result = try await verified(Self.request(verifying: submission, requestID: requestID, by: verifyBy))
+        let context = try Self.context(of: result, checking: submission)
+        return try await record(
+            result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID,
+            by: verifyBy + Self.recordAllowance.milliseconds)
+    }
+
+    @inline(never)
+    private static func request(verifying submission: ReceiptSubmission, requestID: String, by deadline: Int64) -> Envelope {
         let request = VerifyRequest.with {
             $0.receiptData = submission.receiptData
             $0.excludeOldTransactions = submission.excludeOldTransactions
         }
-        let (result, recordBy) = try await verified(.verifyRequest(request), requestID: requestID)
-        let found = try Self.check(submission, against: result)
-        var context = Self.context(of: result)
+        return Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: .verifyRequest(request))
+    }
+
+    /// The answer's context, once the receipt passed `check`.
+    @inline(never)
+    private static func context(of result: VerifyResult, checking submission: ReceiptSubmission) throws(APIError) -> AnswerContext {
+        let found = try check(submission, against: result)
+        var context = context(of: result)
         if let named = submission.transactionID, let found {
             context.transactionID = named
             context.transactionFound = found
         }
-        return try await record(
-            result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID, by: recordBy)
+        return context
     }
 
     /// POST /v1/transactions: a StoreKit 2 transaction, its JWS verified by
@@ -53,23 +73,36 @@ struct ReceiptOrchestrator: Sendable {
         _ submission: TransactionSubmission, idempotency: IdempotencyKey?, requestID: String
     ) async throws(APIError) -> Answer {
         if let idempotency, let kept = try await keptAnswer(idempotency, requestID: requestID) { return kept }
+        let verifyBy = clock.deadline(after: verifyDeadline)
+        let result = try await verified(Self.request(verifying: submission, requestID: requestID, by: verifyBy))
+        return try await record(
+            result, context: Self.context(ofSigned: result), for: submission.userID, idempotency: idempotency,
+            requestID: requestID, by: verifyBy + Self.recordAllowance.milliseconds)
+    }
+
+    @inline(never)
+    private static func request(verifying submission: TransactionSubmission, requestID: String, by deadline: Int64) -> Envelope {
         let body: Envelope.OneOf_Body =
             switch submission.purchase {
             case .signed(let jws): .signedTransactionRequest(.with { $0.signedTransaction = jws })
             case .transactionID(let id): .transactionIDRequest(.with { $0.transactionID = id })
             }
-        let (result, recordBy) = try await verified(body, requestID: requestID)
-        var context = Self.context(of: result)
+        return Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: body)
+    }
+
+    @inline(never)
+    private static func context(ofSigned result: VerifyResult) -> AnswerContext {
+        var context = context(of: result)
         if let signed = result.transactions.first {
             context.transactionID = signed.transactionID
             context.transactionFound = true
         }
-        return try await record(
-            result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID, by: recordBy)
+        return context
     }
 
     /// The answer the ledger kept for this Idempotency-Key: a retry is answered
-    /// without asking Apple again.
+    /// without asking Apple again. Out of line: its frame is not needed while Apple is asked.
+    @inline(never)
     private func keptAnswer(_ key: IdempotencyKey, requestID: String) async throws(APIError) -> Answer? {
         do {
             let kept = try await ledger.idempotentAnswer(
@@ -91,27 +124,37 @@ struct ReceiptOrchestrator: Sendable {
         }
     }
 
-    /// The pool's `VerifyResult` for `body`, and the deadline left for recording it.
-    private func verified(_ body: Envelope.OneOf_Body, requestID: String) async throws(APIError) -> (VerifyResult, Int64) {
-        let verifyBy = clock.deadline(after: verifyDeadline)
-        guard case .verifyResult(let verified) = try await ask(body, requestID: requestID, by: verifyBy) else {
-            throw .unavailable
-        }
-        return (verified, verifyBy + Self.recordAllowance.milliseconds)
+    /// The pool's `VerifyResult` for `request`.
+    private func verified(_ request: Envelope) async throws(APIError) -> VerifyResult {
+        guard let verified = Self.verifyResult(in: try await ask(request)) else { throw .unavailable }
+        return verified
     }
 
-    /// The pool's answer to `body`; its failure as the API's error.
-    private func ask(_ body: Envelope.OneOf_Body, requestID: String, by deadline: Int64) async throws(APIError) -> Envelope.OneOf_Body? {
+    @inline(never)
+    private static func verifyResult(in answer: Envelope) -> VerifyResult? {
+        guard case .verifyResult(let verified) = answer.body else { return nil }
+        return verified
+    }
+
+    /// The pool's answer to `request`; its failure as the API's error.
+    private func ask(_ request: Envelope) async throws(APIError) -> Envelope {
         let answer: Envelope
         do {
-            answer = try await verify(Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: body))
+            answer = try await verify(request)
         } catch {
             throw .unavailable
         }
-        if case .failure(let failure) = answer.body { throw APIError(failure) }
-        return answer.body
+        if let failure = Self.failure(in: answer) { throw APIError(failure) }
+        return answer
     }
 
+    @inline(never)
+    private static func failure(in answer: Envelope) -> ServiceFailure? {
+        guard case .failure(let failure) = answer.body else { return nil }
+        return failure
+    }
+
+    @inline(never)
     private func record(
         _ result: VerifyResult, context: AnswerContext, for userID: String, idempotency: IdempotencyKey?,
         requestID: String, by deadline: Int64
@@ -144,17 +187,18 @@ struct ReceiptOrchestrator: Sendable {
             $0.signedPayload = signedPayload
             $0.receivedAtMs = clock.now()
         }
-        let answer: Envelope.OneOf_Body?
+        let answer: Envelope
         do throws(APIError) {
             answer = try await ask(
-                .signedNotificationRequest(request), requestID: requestID,
-                by: clock.deadline(after: verifyDeadline))
+                Envelope(
+                    requestID: requestID, deadlineMilliseconds: clock.deadline(after: verifyDeadline),
+                    body: .signedNotificationRequest(request)))
         } catch {
             // Spec: a version 2 body that does not verify against Apple's chain is 401.
             guard error.code == .signatureInvalid else { throw error }
             throw APIError(.unauthorized, error.message)
         }
-        guard case .notificationApply(let notification) = answer else { throw .unavailable }
+        guard case .notificationApply(let notification) = answer.body else { throw .unavailable }
         return notification
     }
 

@@ -56,36 +56,57 @@ final class VerifyReceiptBackend: ReceiptBackend {
                 let outcome = await attempt(environment, request, deadline: deadline)
                 action = machine.handle(outcome, now: .now, unit: Double.random(in: 0..<1))
             case .succeed(let environment, let response):
-                metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
-                var result = ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: digest)
-                if bundleRule.verdict(for: result.bundleID, whenUnconfigured: .acceptAny) != .accepted {
-                    logger.notice("receipt of another bundle", metadata: ["receipt.bundle_id": "\(result.bundleID)"])
-                    return .failure(.bundleMismatch(bundleID: result.bundleID))
-                }
-                result.receiptSha256 = digest
-                logger.info(
-                    "receipt verified",
-                    metadata: [
-                        "apple.environment": "\(environment.label)",
-                        "apple.status": "\(result.appleStatus)", "apple.retries": "\(machine.retryCount)",
-                        "receipt.transactions": "\(result.transactions.count)",
-                    ])
-                return .success(result)
+                return finish(response, from: environment, digest: digest, machine: machine, logger: logger)
             case .fail(let failure):
-                metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
-                if case .appleRejectedRequest(let status, let http) = failure {
-                    logger.error(
-                        "Apple refused the request Storekeeper built: a bug or a misconfigured URL",
-                        metadata: ["apple.status": "\(status.map(String.init) ?? "-")", "http.status": "\(http.map(String.init) ?? "-")"])
-                } else {
-                    logger.info("verification failed", metadata: ["failure": "\(failure)"])
-                }
-                return .failure(failure)
+                return fail(failure, machine: machine, logger: logger)
             }
         }
     }
 
+    // `finish`, `fail` and `attempt` stay out of line: inlined, their values
+    // would sit in `verify`'s async frame, which every call in flight holds
+    // while Apple answers (bench/README, "2026-11-28").
+
+    /// Apple's answer, normalized, unless the receipt is another bundle's.
+    @inline(never)
+    private func finish(
+        _ response: AppleResponse, from environment: AppleEnvironment, digest: String,
+        machine: VerificationStateMachine, logger: Logger
+    ) -> Result<VerifyResult, VerifyFailure> {
+        metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
+        var result = ReceiptNormalizer.normalize(response, environment: environment, receiptSHA256: digest)
+        if bundleRule.verdict(for: result.bundleID, whenUnconfigured: .acceptAny) != .accepted {
+            logger.notice("receipt of another bundle", metadata: ["receipt.bundle_id": "\(result.bundleID)"])
+            return .failure(.bundleMismatch(bundleID: result.bundleID))
+        }
+        result.receiptSha256 = digest
+        logger.info(
+            "receipt verified",
+            metadata: [
+                "apple.environment": "\(environment.label)",
+                "apple.status": "\(result.appleStatus)", "apple.retries": "\(machine.retryCount)",
+                "receipt.transactions": "\(result.transactions.count)",
+            ])
+        return .success(result)
+    }
+
+    @inline(never)
+    private func fail(
+        _ failure: VerifyFailure, machine: VerificationStateMachine, logger: Logger
+    ) -> Result<VerifyResult, VerifyFailure> {
+        metrics.record(fallbacks: machine.fallbacks, retries: machine.retryCount)
+        if case .appleRejectedRequest(let status, let http) = failure {
+            logger.error(
+                "Apple refused the request Storekeeper built: a bug or a misconfigured URL",
+                metadata: ["apple.status": "\(status.map(String.init) ?? "-")", "http.status": "\(http.map(String.init) ?? "-")"])
+        } else {
+            logger.info("verification failed", metadata: ["failure": "\(failure)"])
+        }
+        return .failure(failure)
+    }
+
     /// One call to Apple, unless that endpoint's breaker is open.
+    @inline(never)
     private func attempt(
         _ environment: AppleEnvironment, _ request: VerifyRequest, deadline: ContinuousClock.Instant
     ) async -> VerificationStateMachine.Outcome {

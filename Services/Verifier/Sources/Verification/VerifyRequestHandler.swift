@@ -52,28 +52,46 @@ struct VerifyRequestHandler: Sendable {
         case .verifyRequest(let request):
             body = await verifyReceipt(request, envelope, nowMs: nowMs)
         case .signedTransactionRequest(let request):
-            do {
-                body = .verifyResult(try await signedData.transaction(request.signedTransaction, nowMs: nowMs))
-            } catch {
-                body = .failure(error)
-            }
+            body = await signedTransaction(request, nowMs: nowMs)
         case .transactionIDRequest(let request):
             body = await fetchTransaction(request.transactionID, by: deadline(of: envelope, nowMs: nowMs))
         case .signedNotificationRequest(let request):
-            do {
-                body = .notificationApply(
-                    try await signedData.notification(request.signedPayload, receivedAtMs: request.receivedAtMs))
-            } catch {
-                body = .failure(error)
-            }
+            body = await signedNotification(request)
         default:
-            // The ledger's App Store Server API requests (its refresh pool), else nothing a verifier answers.
-            body =
-                await ServerAPIPoolRequests(client: serverAPI).answer(
-                    envelope.body, deadline: deadline(of: envelope, nowMs: nowMs), nowMs: nowMs)
-                ?? .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
+            body = await poolRequest(envelope, nowMs: nowMs)
         }
         return Envelope(requestID: envelope.requestID, body: body)
+    }
+
+    // Each kind of request is answered out of line: inlined here, every kind's
+    // values would sit in `answer`'s async frame, which a receipt holds in its
+    // task all the while Apple answers (bench/README, "2026-11-28").
+
+    @inline(never)
+    private func signedTransaction(_ request: SignedTransactionRequest, nowMs: Int64) async -> Envelope.OneOf_Body {
+        do {
+            return .verifyResult(try await signedData.transaction(request.signedTransaction, nowMs: nowMs))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @inline(never)
+    private func signedNotification(_ request: SignedNotificationRequest) async -> Envelope.OneOf_Body {
+        do {
+            return .notificationApply(
+                try await signedData.notification(request.signedPayload, receivedAtMs: request.receivedAtMs))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The ledger's App Store Server API requests (its refresh pool), else nothing a verifier answers.
+    @inline(never)
+    private func poolRequest(_ envelope: Envelope, nowMs: Int64) async -> Envelope.OneOf_Body {
+        await ServerAPIPoolRequests(client: serverAPI).answer(
+            envelope.body, deadline: deadline(of: envelope, nowMs: nowMs), nowMs: nowMs)
+            ?? .failure(ServiceFailure(.internalError, message: "a verifier only answers verify requests"))
     }
 
     /// The envelope's deadline as an instant on this process's clock (see `budget`).
@@ -91,6 +109,7 @@ struct VerifyRequestHandler: Sendable {
     /// Get Transaction Info (production, then sandbox on 4040010): the same
     /// `VerifyResult` a StoreKit 2 JWS of that transaction gives, so the ledger
     /// records one purchase once whichever way it came.
+    @inline(never)
     private func fetchTransaction(_ id: String, by deadline: ContinuousClock.Instant) async -> Envelope.OneOf_Body {
         guard let serverAPI else { return .failure(Self.noServerAPI) }
         do {
