@@ -9,23 +9,35 @@ final class RequestCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     var followerCount: Int { waiting.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
     /// Runs `work` unless the same key is in flight; returns its result and whether it was shared.
+    /// A caller that leads (nearly every one) takes the key without suspending: a suspension here
+    /// cost every verification a trip through its executor's queue.
     func run(_ key: Key, _ work: () async -> Value) async -> (Value, shared: Bool) {
-        // Deciding who leads and joining happen under one lock, so no follower is ever left behind.
-        let shared = await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
-            let leads = waiting.withLock { waiting -> Bool in
-                if waiting[key] != nil {
-                    waiting[key]?.append(continuation)
-                    return false
-                }
-                waiting[key] = []
-                return true
-            }
-            if leads { continuation.resume(returning: nil) }
+        if !waiting.withLock({ Self.lead(key, in: &$0) }), let shared = await follow(key) {
+            return (shared, true)
         }
-        if let shared { return (shared, true) }
         let value = await work()
         let followers = waiting.withLock { $0.removeValue(forKey: key) ?? [] }
         for follower in followers { follower.resume(returning: value) }
         return (value, false)
+    }
+
+    /// Waits for the leader's value; nil when the leader finished before this caller could join
+    /// (it then leads). Joining and that check happen under one lock: no follower is left behind.
+    private func follow(_ key: Key) async -> Value? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
+            let joined = waiting.withLock { waiting -> Bool in
+                guard !Self.lead(key, in: &waiting) else { return false }
+                waiting[key]?.append(continuation)
+                return true
+            }
+            if !joined { continuation.resume(returning: nil) }
+        }
+    }
+
+    /// Takes `key` when nobody holds it.
+    private static func lead(_ key: Key, in waiting: inout [Key: [CheckedContinuation<Value?, Never>]]) -> Bool {
+        guard waiting[key] == nil else { return false }
+        waiting[key] = []
+        return true
     }
 }
