@@ -14,6 +14,7 @@ import Testing
         #expect(configuration.gateway.httpAddress == SocketAddress("127.0.0.1:8080"))
         #expect(configuration.gateway.apiKeys.isEmpty)
         #expect(configuration.gateway.maxBodyBytes == 1_048_576)
+        #expect(configuration.gateway.httpThreads == 1)
         #expect(configuration.ledger.bindingPolicy == .transfer)
         #expect(configuration.ledger.dataDirectory == "./data")
         #expect(configuration.ledger.eventRetention == .seconds(7 * 24 * 3_600))
@@ -47,6 +48,7 @@ import Testing
                 "STOREKEEPER_SEND_CONSUMPTION_INFO": "true",
                 "STOREKEEPER_APPLE_CA_FILE": "/tmp/sim-tls.pem",
                 "STOREKEEPER_SIM_TLS_ADDR": "127.0.0.1:8091",
+                "STOREKEEPER_HTTP_THREADS": "4",
             ]))
         #expect(configuration.apple.productionURL == "http://127.0.0.1:9000/production/verifyReceipt")
         #expect(configuration.apple.sharedSecret?.revealed == "0123456789abcdef")
@@ -60,6 +62,7 @@ import Testing
         #expect(configuration.ledger.sendConsumptionInfo)
         #expect(configuration.apple.caFile == "/tmp/sim-tls.pem")
         #expect(configuration.simulator.tlsAddress == SocketAddress("127.0.0.1:8091"))
+        #expect(configuration.gateway.httpThreads == 4)
         let off = try StorekeeperConfiguration(reader: EnvironmentReader(["STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS": "0"]))
         #expect(off.ledger.notificationCatchUp == nil)
         #expect(configuration.endpoints.events == "ipc:///tmp/sk-events")
@@ -89,6 +92,8 @@ import Testing
         ("STOREKEEPER_NOTIFICATION_CATCHUP_SECONDS", "86401"),
         ("STOREKEEPER_SEND_CONSUMPTION_INFO", "maybe"),
         ("STOREKEEPER_SIM_TLS_ADDR", "8091"),
+        ("STOREKEEPER_HTTP_THREADS", "0"),
+        ("STOREKEEPER_HTTP_THREADS", "two"),
     ])
     func aBadValueNamesItsVariable(variable: String, value: String) {
         #expect {

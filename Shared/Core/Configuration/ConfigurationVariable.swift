@@ -37,6 +37,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
     // Gateway and ledger limits.
     case maxBodyBytes = "STOREKEEPER_MAX_BODY_BYTES"
     case httpReadTimeout = "STOREKEEPER_HTTP_READ_TIMEOUT_MS"
+    case httpThreads = "STOREKEEPER_HTTP_THREADS"
     case rateLimitPerMinute = "STOREKEEPER_RATE_LIMIT_PER_MINUTE"
     case eventRetentionHours = "STOREKEEPER_EVENT_RETENTION_HOURS"
     case refreshPerMinute = "STOREKEEPER_REFRESH_PER_MINUTE"
@@ -80,6 +81,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .acceptSandbox: "true"
         case .maxBodyBytes: "1048576"
         case .httpReadTimeout: "10000"
+        case .httpThreads: "1"
         case .rateLimitPerMinute: "60000"
         case .eventRetentionHours: "168"
         case .refreshPerMinute: "60"
@@ -141,6 +143,8 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
             "how the verifiers answer POST /v1/receipts: verify_receipt (Apple's verifyReceipt checks the receipt) or server_api (the receipt's ids read locally, its signature unchecked; its purchases from the App Store Server API's signed history; needs its credentials)"
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
+        case .httpThreads:
+            "the gateway's event-loop threads, which serve HTTP and run its request tasks; with one, every answer is written by the thread that read its request, with no hand-off between threads; raise it when one core is not enough for one gateway"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"
         case .eventRetentionHours: "how long the ledger keeps events for replay (hours)"
         case .refreshPerMinute: "expired auto-renewing subscriptions the ledger re-verifies per minute (0: never)"

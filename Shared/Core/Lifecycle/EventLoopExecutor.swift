@@ -15,7 +15,9 @@ import Synchronization
 /// machine running five processes those hand-offs (futex wake-ups and
 /// context switches) were a fifth of each process's CPU. With the event loops
 /// as the global executor, a task resumed from an event loop stays on it.
-/// There is one loop per core (NIO's default), as the cooperative pool had.
+/// There is one loop per core (NIO's default), as the cooperative pool had,
+/// unless the executable sized NIO's group first (the gateway's
+/// `STOREKEEPER_HTTP_THREADS`, one by default).
 ///
 /// Why not NIO's own `unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`:
 /// its loops run each global job as if on the loop's *serial* executor. A task
