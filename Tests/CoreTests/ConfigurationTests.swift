@@ -94,6 +94,7 @@ import Testing
         ("STOREKEEPER_SIM_TLS_ADDR", "8091"),
         ("STOREKEEPER_HTTP_THREADS", "0"),
         ("STOREKEEPER_HTTP_THREADS", "two"),
+        ("STOREKEEPER_HTTP_THREADS", "257"),
     ])
     func aBadValueNamesItsVariable(variable: String, value: String) {
         #expect {

@@ -67,7 +67,9 @@ struct GatewayRouterTests {
         #expect(verified.deadlineMs > 0)
         let recorded = try #require(harness.ledger.state.withLock { $0.records.first })
         #expect(recorded.1 == "req-abc")
-        #expect(recorded.2 > verified.deadlineMs, "one deadline: the record's comes after the verification's")
+        #expect(
+            recorded.2 == verified.deadlineMs + ReceiptOrchestrator.recordAllowance.milliseconds,
+            "one deadline: the record's is the verification's and the allowance for recording")
     }
 
     @Test func aRequestWithoutAnIDGetsOne() async throws {

@@ -65,6 +65,17 @@ import FoundationNetworking
         #expect(child.captured.contains("share-it"))
     }
 
+    /// The gateway reads STOREKEEPER_HTTP_THREADS before anything else, to size its event loops:
+    /// a bad value must still reach the configuration check, not NIO (which would crash on 0).
+    @Test(arguments: ["0", "two", "257"])
+    func aBadThreadCountStopsTheGatewayNamingTheVariable(value: String) async throws {
+        let child = try ChildProcess("storekeeper-gateway", environment: ["STOREKEEPER_HTTP_THREADS": value])
+        let status = await child.waitForExit()
+        if status == nil { await child.stop() }
+        #expect(status == 78)
+        #expect(child.captured.contains("STOREKEEPER_HTTP_THREADS"))
+    }
+
     @Test(arguments: ["storekeeper-gateway", "storekeeper-verifier"])
     func withoutBundleIDsTheEdgeRefusesToStart(executable: String) async throws {
         let child = try ChildProcess(executable, environment: ["STOREKEEPER_BUNDLE_IDS": ""])

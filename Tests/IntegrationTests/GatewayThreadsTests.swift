@@ -12,10 +12,7 @@ struct GatewayThreadsTests {
             port: try GatewayProcess.reservePort(), ledger: ledger,
             extraEnvironment: setting.map { ["STOREKEEPER_HTTP_THREADS": $0] } ?? [:])
         do {
-            for _ in 0..<300 where (try? await gateway.call("GET", "/healthz").status) != 200 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(try await gateway.call("GET", "/healthz").status == 200)
+            try await gateway.waitUntilLive()
             #expect(Self.eventLoopThreads(of: gateway.process.pid) == loops)
         } catch {
             Issue.record("\(error)")
@@ -24,7 +21,7 @@ struct GatewayThreadsTests {
         #expect(await ledger.stop() == 0)
     }
 
-    /// NIO names its singleton group's threads `NIO-SGLTN-<group>-#<loop>`.
+    /// NIO names its singleton group's threads `NIO-SGLTN-<group>-#<loop>` (Linux's /proc, as CI runs).
     static func eventLoopThreads(of pid: Int32) -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.filter { task in

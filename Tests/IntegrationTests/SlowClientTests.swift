@@ -11,9 +11,7 @@ struct SlowClientTests {
         let gateway = try await GatewayProcess(
             port: port, ledger: ledger, extraEnvironment: ["STOREKEEPER_HTTP_READ_TIMEOUT_MS": "1000"])
         do {
-            for _ in 0..<300 where (try? await gateway.call("GET", "/healthz").status) != 200 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await gateway.waitUntilLive()
             let stalls = [
                 "POST /v1/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n",  // headers never end
                 "POST /v1/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"user_id\":",  // body stalls

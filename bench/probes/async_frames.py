@@ -14,7 +14,8 @@ def sections(binary):
     found = []
     for line in subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout.splitlines():
         parts = line.replace("[ ", "[").split()
-        if len(parts) > 6 and parts[0].startswith("[") and parts[1] != ".bss":
+        # Sections without bytes in the file (.bss, .tbss) hold no function pointers.
+        if len(parts) > 6 and parts[0].startswith("[") and parts[2] not in ("NOBITS", "NULL"):
             try:
                 found.append((int(parts[3], 16), int(parts[4], 16), int(parts[5], 16)))
             except ValueError:
@@ -23,7 +24,9 @@ def sections(binary):
 
 
 def frames(binary):
-    layout, data = sections(binary), open(binary, "rb").read()
+    layout = sections(binary)
+    with open(binary, "rb") as file:
+        data = file.read()
     rows = []
     for line in subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout.splitlines():
         address, _, name = line.split(" ", 2)

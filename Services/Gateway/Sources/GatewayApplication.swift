@@ -8,7 +8,8 @@ import VerifierPool
 import ZeroMQ
 
 /// Builds the services of `storekeeper-gateway`, the HTTP edge: the gateway's
-/// end of the verifier pool, a client of the ledger, and the HTTP server.
+/// end of the verifier pool, a client of the ledger, and the HTTP server; and
+/// sizes the event loops they run on.
 public enum GatewayApplication {
     public static let executableName = "storekeeper-gateway"
 
@@ -16,6 +17,7 @@ public enum GatewayApplication {
     /// executor, runs every task, to `STOREKEEPER_HTTP_THREADS` (default 1).
     /// Call first in `main`: `EventLoopExecutor.install()` makes the group.
     /// A bad value is left to the configuration check, which exits 78 naming it.
+    /// It overrides NIO's own `NIO_SINGLETON_GROUP_LOOP_COUNT`.
     ///
     /// Why one by default: a request's task is resumed from a ZeroMQ socket's
     /// thread onto whichever loop is next, and with two loops about half the

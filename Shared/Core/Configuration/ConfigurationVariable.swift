@@ -144,7 +144,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .maxBodyBytes: "largest accepted request body (bytes)"
         case .httpReadTimeout: "a connection that sends nothing of a request (headers or body) for this long is closed (slow clients)"
         case .httpThreads:
-            "the gateway's event-loop threads, which serve HTTP and run its request tasks; with one, every answer is written by the thread that read its request, with no hand-off between threads; raise it when one core is not enough for one gateway"
+            "the gateway's event-loop threads, which serve HTTP and run its request tasks; with one, every answer is written by the event loop that read its request, with no hand-off between event loops; raise it when one core is not enough for one gateway"
         case .rateLimitPerMinute: "requests a minute per API key (per client address when keys are off); 0: no limit"
         case .eventRetentionHours: "how long the ledger keeps events for replay (hours)"
         case .refreshPerMinute: "expired auto-renewing subscriptions the ledger re-verifies per minute (0: never)"

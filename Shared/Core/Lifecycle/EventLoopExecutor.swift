@@ -31,7 +31,8 @@ import Synchronization
 /// calls run on threads of their own), which this needs more than the
 /// default pool does: a blocked event loop also stops its sockets.
 public enum EventLoopExecutor {
-    /// Call first in `main`, on the main thread, before anything awaits: a job
+    /// Call first in `main` (after sizing NIO's group, where the executable does),
+    /// on the main thread, before anything awaits: a job
     /// enqueued on the default pool before the switch would run there.
     /// Returns false where the runtime offers no hook (then nothing changed).
     /// - Parameter group: NIO's singleton group, which the servers use; tests pass their own.

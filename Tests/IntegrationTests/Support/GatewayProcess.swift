@@ -27,6 +27,15 @@ final class GatewayProcess: Sendable {
             ].merging(extraEnvironment) { $1 })
     }
 
+    /// Waits (bounded) until /healthz answers 200: the gateway serves HTTP.
+    func waitUntilLive() async throws {
+        for _ in 0..<300 {
+            if (try? await call("GET", "/healthz").status) == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw NotReady(output: process.captured)
+    }
+
     /// Waits (bounded) until /readyz answers 200: the ledger and a verifier are reachable.
     func waitUntilReady() async throws {
         for _ in 0..<300 {

@@ -9,7 +9,8 @@ import Timekeeping
 /// under ONE deadline carried in every message. A failure of either hop is a retryable error, never a false
 /// success; a retried request is safe because the ledger deduplicates.
 ///
-/// Why envelopes are built and read in synchronous helpers, kept out of line:
+/// Why a receipt's and a transaction's envelopes are built and read in
+/// synchronous helpers, kept out of line:
 /// an async function's frame holds every value it keeps across a suspension,
 /// and a frame lives in the request's task for as long as the request waits.
 /// A message body (`Envelope.OneOf_Body`) is 217 bytes inline, and each copy
@@ -54,7 +55,7 @@ struct ReceiptOrchestrator: Sendable {
         return Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: .verifyRequest(request))
     }
 
-    /// The answer's context, once the receipt passed `check`.
+    /// The answer's context; throws what `check` finds wrong with the receipt.
     @inline(never)
     private static func context(of result: VerifyResult, checking submission: ReceiptSubmission) throws(APIError) -> AnswerContext {
         let found = try check(submission, against: result)

@@ -63,9 +63,10 @@ struct VerifyRequestHandler: Sendable {
         return Envelope(requestID: envelope.requestID, body: body)
     }
 
-    // Each kind of request is answered out of line: inlined here, every kind's
-    // values would sit in `answer`'s async frame, which a receipt holds in its
-    // task all the while Apple answers (bench/README, "2026-11-28").
+    // Every kind of request but a receipt is answered out of line: inlined
+    // here, each kind's values would sit in `answer`'s async frame, which a
+    // receipt holds in its task all the while Apple answers (bench/README,
+    // "2026-11-28").
 
     @inline(never)
     private func signedTransaction(_ request: SignedTransactionRequest, nowMs: Int64) async -> Envelope.OneOf_Body {
