@@ -98,7 +98,7 @@ public final class PostgresTestServer: Sendable {
         // against the server's own budget ("insufficient file descriptors"): closed first.
         let script = """
             for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null
-            \(serverCommand) >"\(directory)/server.log" 2>&1 & server=$!
+            \(serverCommand) >>"\(logPath)" 2>&1 & server=$!
             trap 'kill -INT $server; wait $server; exit 0' TERM
             while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5 & wait $!; done
             kill -0 \(getpid()) 2>/dev/null && exit 1  # the server failed: its log stays for the test to show
@@ -113,8 +113,18 @@ public final class PostgresTestServer: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         throw Unavailable(description: "PostgreSQL did not start in a minute: \(log)")
+    }
+
+    /// The server's log: in the cluster's directory, or, when `SK_TEST_PG_LOG_DIR` names a
+    /// directory (CI sets it), there, where it outlives the cluster. A client sees only a generic
+    /// `PSQLError`; the server's own lines say what went wrong.
+    private var logPath: String {
+        guard let kept = ProcessInfo.processInfo.environment["SK_TEST_PG_LOG_DIR"], !kept.isEmpty else {
+            return directory + "/server.log"
+        }
+        return kept + "/postgres-\(port).log"
     }
 
     /// Stops the server (fast shutdown), keeping its data for `start`. Returns once the server
