@@ -71,8 +71,7 @@ import ZeroMQ
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
         let child = try ChildProcess("storekeeper", arguments: arguments, environment: environment)
-        let status = await child.waitForExit(timeout: .seconds(120))
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit(timeout: .seconds(120))
         return Run(status: status, output: child.captured)
     }
 }

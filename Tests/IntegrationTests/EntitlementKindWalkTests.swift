@@ -65,8 +65,7 @@ struct EntitlementKindWalkTests {
         try "products:\n  com.example.pass: {type: non_renewing}\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let child = try ChildProcess("storekeeper-ledger", environment: ["STOREKEEPER_CATALOG": file.path])
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 78)
         #expect(child.captured.contains("STOREKEEPER_CATALOG: \(file.path):2: "))
     }

@@ -50,16 +50,14 @@ import FoundationNetworking
         let child = try ChildProcess("storekeeper-ledger", environment: try isolatedEnvironment())
         #expect(await child.waitForOutput(containing: "started"))
         child.signal(SIGINT)
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 0, "\(child.captured)")
     }
 
     @Test(arguments: services)
     func aBadSettingStopsItNamingTheVariable(executable: String) async throws {
         let child = try ChildProcess(executable, environment: ["STOREKEEPER_BINDING_POLICY": "share-it"])
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 78)
         #expect(child.captured.contains("STOREKEEPER_BINDING_POLICY"))
         #expect(child.captured.contains("share-it"))
@@ -70,8 +68,7 @@ import FoundationNetworking
     @Test(arguments: ["0", "two", "257"])
     func aBadThreadCountStopsTheGatewayNamingTheVariable(value: String) async throws {
         let child = try ChildProcess("storekeeper-gateway", environment: ["STOREKEEPER_HTTP_THREADS": value])
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 78)
         #expect(child.captured.contains("STOREKEEPER_HTTP_THREADS"))
     }
@@ -79,16 +76,14 @@ import FoundationNetworking
     @Test(arguments: ["storekeeper-gateway", "storekeeper-verifier"])
     func withoutBundleIDsTheEdgeRefusesToStart(executable: String) async throws {
         let child = try ChildProcess(executable, environment: ["STOREKEEPER_BUNDLE_IDS": ""])
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 78)
         #expect(child.captured.contains("STOREKEEPER_BUNDLE_IDS"))
     }
 
     @Test func upWithoutTheSimulatorNeedsBundleIDs() async throws {
         let child = try ChildProcess("storekeeper", arguments: ["up"], environment: ["STOREKEEPER_BUNDLE_IDS": ""])
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 78)
         #expect(child.captured.contains("STOREKEEPER_BUNDLE_IDS"))
     }

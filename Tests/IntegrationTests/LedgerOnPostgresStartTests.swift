@@ -14,8 +14,7 @@ import Testing
     ])
     func aMalformedURLStopsItNamingTheVariableButNotThePassword(url: String) async throws {
         let child = try ChildProcess("storekeeper-ledger", environment: ["STOREKEEPER_DATABASE_URL": url])
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 78)
         #expect(child.captured.contains("STOREKEEPER_DATABASE_URL"))
         #expect(!child.captured.contains(Self.password))

@@ -22,8 +22,7 @@ import Testing
     /// Starts `storekeeper-verifier` with `environment` and waits for it to exit on its own.
     func verifierExit(_ environment: [String: String]) async throws -> (status: Int32?, output: String) {
         let child = try ChildProcess("storekeeper-verifier", environment: environment)
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         return (status, child.captured)
     }
 
@@ -161,8 +160,7 @@ import Testing
         let child = try ChildProcess(
             "storekeeper", arguments: ["apple"] + [arguments[0], "--sim", "--sim-url", url] + arguments.dropFirst(),
             environment: environment.merging(["STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper"]) { $1 })
-        let status = await child.waitForExit(timeout: .seconds(60))
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit(timeout: .seconds(60))
         return (status, child.captured)
     }
 }

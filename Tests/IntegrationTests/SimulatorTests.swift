@@ -32,8 +32,7 @@ import Testing
 
     func cli(_ arguments: [String]) async throws -> [String: Any] {
         let child = try ChildProcess("storekeeper", arguments: ["sim"] + arguments)
-        let status = await child.waitForExit()
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit()
         #expect(status == 0, "storekeeper sim \(arguments): \(child.captured)")
         let line = child.captured.split(separator: "\n").last.map(String.init) ?? ""
         return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]

@@ -56,6 +56,14 @@ final class ChildProcess: Sendable {
         await process.waitForExit(timeout: timeout)
     }
 
+    /// For a process expected to exit by itself (a bad setting): its status, or nil when it
+    /// was still running after `timeout`, in which case it is stopped, not left behind.
+    func waitForOwnExit(timeout: Duration = .seconds(30)) async -> Int32? {
+        let status = await waitForExit(timeout: timeout)
+        if status == nil { await stop() }
+        return status
+    }
+
     func signal(_ signal: Int32) { process.signal(signal) }
 
     /// SIGTERM, then SIGKILL if it has not exited in time; the exit status of the graceful stop.

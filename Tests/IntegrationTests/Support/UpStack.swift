@@ -91,8 +91,7 @@ final class UpStack: Sendable {
         guard let child = try? ChildProcess("storekeeper", arguments: arguments, environment: environment) else {
             return (nil, "could not start storekeeper")
         }
-        let status = await child.waitForExit(timeout: .seconds(120))
-        if status == nil { await child.stop() }
+        let status = await child.waitForOwnExit(timeout: .seconds(120))
         return (status, child.captured)
     }
 
