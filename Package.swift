@@ -161,7 +161,8 @@ let package = Package(
         .target(
             name: "Verifier",
             dependencies: serviceDependencies + [
-                "CurlHTTP", "VerifierPool", "AppleJWS", "AppleFormats", .product(name: "Crypto", package: "swift-crypto"),
+                "CurlHTTP", "VerifierPool", "LedgerClient", "AppleJWS", "AppleFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Verifier/Sources", swiftSettings: strict),
         .executableTarget(name: "VerifierMain", dependencies: ["Verifier", "StorekeeperCore"], path: "Services/Verifier/Main", swiftSettings: strict),
@@ -300,6 +301,7 @@ let package = Package(
             name: "VerifierTests",
             dependencies: [
                 "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS", "CallGates",
+                "ZeroMQ", "ZeroMQTestSupport", "LedgerClient",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

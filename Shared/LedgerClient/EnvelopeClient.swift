@@ -19,6 +19,10 @@ public final class EnvelopeClient: Service, Sendable {
 
     /// The waiting table and the expiry loop's alarm (`PendingRequests`); no payload: nothing is sent twice.
     typealias Requests = PendingRequests<CheckedContinuation<[UInt8], any Error>, Void>
+    /// Takes, on the socket's thread, a ledger's answer to a record a verifier
+    /// handed over (`RequestFrame.decodeHandedOverAnswer`): its correlation id
+    /// and envelope. Such an answer is to a request of the verifier pool's.
+    public typealias HandedOverAnswers = @Sendable (_ correlation: UInt64, _ payload: [UInt8]) -> Void
 
     public convenience init(context: ZMQContext, endpoint: String, clock: WallClock = .system, logger: Logger) {
         self.init(context: context, endpoints: [endpoint], clock: clock, logger: logger)
@@ -33,16 +37,28 @@ public final class EnvelopeClient: Service, Sendable {
     private let requests = Mutex(Requests())
     /// Fails what waited past its deadline; sleeps until the next deadline, never while nothing waits.
     private let expiry = TimerLoop()
+    private let handedOverAnswers: HandedOverAnswers?
 
     /// With several `endpoints` (ledgers sharing one PostgreSQL), requests go
     /// round-robin to the ledgers connected now: a dead ledger's connection is
     /// dropped (heartbeats find a silent one in 3 s) and what was in flight to it
     /// times out, to be retried by the caller.
-    public init(context: ZMQContext, endpoints: [String], clock: WallClock = .system, logger: Logger) {
+    ///
+    /// - Parameters:
+    ///   - routingID: the socket's ZeroMQ identity, which a ledger needs to
+    ///     answer this process for a verifier (`LedgerHandoff.gateway_route`);
+    ///     nil for one libzmq makes up.
+    ///   - handedOverAnswers: where the answers to such records go.
+    public init(
+        context: ZMQContext, endpoints: [String], routingID: [UInt8]? = nil, clock: WallClock = .system,
+        logger: Logger, handedOverAnswers: HandedOverAnswers? = nil
+    ) {
         precondition(!endpoints.isEmpty, "a ledger client needs an endpoint")
         self.clock = clock
+        self.handedOverAnswers = handedOverAnswers
         socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
             try socket.setLinger(milliseconds: 0)
+            if let routingID { try socket.setRoutingID(routingID) }
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)
             try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 1_000)
@@ -102,7 +118,10 @@ public final class EnvelopeClient: Service, Sendable {
     /// On the socket's thread: an answer to its waiter, whose task decodes it.
     /// A receiving task cost a wake-up per answer.
     private func deliver(_ message: [[UInt8]]) {
-        guard let (id, payload) = RequestFrame.decode(message) else { return }
+        guard let (id, payload) = RequestFrame.decode(message) else {
+            if let (id, payload) = RequestFrame.decodeHandedOverAnswer(message) { handedOverAnswers?(id, payload) }
+            return
+        }
         requests.withLock { $0.answered(id) }?.resume(returning: payload)
     }
 

@@ -14,8 +14,14 @@ public final class LedgerClient: Service, Sendable {
     }
 
     /// Several ledgers on one PostgreSQL: requests are spread over those connected.
-    public init(context: ZMQContext, endpoints: [String], logger: Logger) {
-        client = EnvelopeClient(context: context, endpoints: endpoints, logger: logger)
+    /// `routingID` and `handedOverAnswers`: see `EnvelopeClient`.
+    public init(
+        context: ZMQContext, endpoints: [String], routingID: [UInt8]? = nil, logger: Logger,
+        handedOverAnswers: EnvelopeClient.HandedOverAnswers? = nil
+    ) {
+        client = EnvelopeClient(
+            context: context, endpoints: endpoints, routingID: routingID, logger: logger,
+            handedOverAnswers: handedOverAnswers)
     }
 
     public func run() async throws { try await client.run() }

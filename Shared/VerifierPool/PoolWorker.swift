@@ -26,6 +26,11 @@ import ZeroMQ
 /// it disconnects at once and drops what it holds.
 public final class PoolWorker: Service, Sendable {
     public typealias Handler = @Sendable (Envelope) async -> Envelope
+    /// Sends `answer` to `request` somewhere other than the gateway (a verifier
+    /// hands a receipt's result to a ledger, `LedgerHandoff`), on the thread
+    /// that answered; true when it went, and the REPLY then has an empty body.
+    /// `requestID` is the gateway's pool request id.
+    public typealias HandOff = @Sendable (_ request: Envelope, _ answer: Envelope, _ requestID: UInt64) -> Bool
     /// Task groups the requests in flight are spread over (see `TaskLanes`).
     static let laneCount = 32
 
@@ -34,6 +39,7 @@ public final class PoolWorker: Service, Sendable {
     private let capacity: PoolCapacity
     private let heartbeatInterval: Duration
     private let handler: Handler
+    private let handOff: HandOff?
     private let logger: Logger
     private let state: Mutex<PoolWorkerStateMachine>
     private let leaveRequest = LeaveRequest()
@@ -53,14 +59,16 @@ public final class PoolWorker: Service, Sendable {
     ///     runs, and asked for again every heartbeat.
     ///   - taskExecutor: where the requests' tasks run (the verifier's curl
     ///     loop, whose client they mostly call); nil for the global executor.
+    ///   - handOff: tried on every answer before it is sent back.
     public convenience init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
-        taskExecutor: (any TaskExecutor)? = nil, logger: Logger, handler: @escaping Handler
+        taskExecutor: (any TaskExecutor)? = nil, logger: Logger, handOff: HandOff? = nil,
+        handler: @escaping Handler
     ) {
         self.init(
             context: context, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter,
             heartbeatInterval: .seconds(1), sendHighWaterMark: nil, taskExecutor: taskExecutor, logger: logger,
-            handler: handler)
+            handOff: handOff, handler: handler)
     }
 
     /// For tests: beats other than the protocol's second, and a queue to the
@@ -68,9 +76,10 @@ public final class PoolWorker: Service, Sendable {
     init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration,
         heartbeatInterval: Duration, sendHighWaterMark: Int?, taskExecutor: (any TaskExecutor)? = nil, logger: Logger,
-        handler: @escaping Handler
+        handOff: HandOff? = nil, handler: @escaping Handler
     ) {
         self.endpoint = endpoint
+        self.handOff = handOff
         self.taskExecutor = taskExecutor
         self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
             if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
@@ -205,15 +214,24 @@ public final class PoolWorker: Service, Sendable {
 
     /// Answers one request; `take` counted it in.
     private func serve(id: [UInt8], frame: [UInt8]) async {
-        let answer: Envelope
+        let reply: [UInt8]
         do {
-            answer = await handler(try Envelope(frame: frame))
+            let request = try Envelope(frame: frame)
+            reply = Self.reply(to: request, answer: await handler(request), id: id, handOff: handOff)
         } catch {
-            answer = Envelope(
-                requestID: "", body: .failure(ServiceFailure(.unsupportedContract, message: "\(error)")))
+            reply = Envelope(
+                requestID: "", body: .failure(ServiceFailure(.unsupportedContract, message: "\(error)"))
+            ).frame()
         }
-        try? await socket.send(PoolFrame.encode(.reply, [id, answer.frame()]))
+        try? await socket.send(PoolFrame.encode(.reply, [id, reply]))
         answered()
+    }
+
+    /// The REPLY's body: empty when `handOff` sent the answer elsewhere.
+    @inline(never)
+    private static func reply(to request: Envelope, answer: Envelope, id: [UInt8], handOff: HandOff?) -> [UInt8] {
+        if let handOff, let requestID = PoolFrame.uint64(id), handOff(request, answer, requestID) { return [] }
+        return answer.frame()
     }
 
     /// A request is done with (answered, or dropped); the last one rings `idle`.

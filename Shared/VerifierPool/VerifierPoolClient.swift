@@ -99,13 +99,17 @@ public final class VerifierPoolClient: Service, Sendable {
         let deadline = envelope.deadlineMs == 0
             ? ContinuousClock.now + Self.defaultDeadline
             : ContinuousClock.now + clock.remaining(until: envelope.deadlineMs)
+        // The caller waits while a verifier may still answer: past the deadline by the dispatcher's
+        // grace once dispatched (queued, the dispatcher expires it at the deadline), or until the
+        // record's deadline when a ledger may answer instead (`LedgerHandoff`).
+        var waitUntil = deadline + PoolDispatcher.answerGrace
+        if let recordBy = envelope.handoffRecordDeadlineMs {
+            waitUntil = max(waitUntil, ContinuousClock.now + clock.remaining(until: recordBy))
+        }
         let id = state.withLock { $0.requests.makeID() }
         let answer = try await awaitReply(refusal: Unavailable()) { continuation in
             let (admission, dispatches, wake) = state.withLock { state in
-                // The caller waits while a verifier may still answer: past the deadline by the
-                // dispatcher's grace once dispatched (queued, the dispatcher expires it at the deadline).
-                let admission = state.requests.wait(
-                    id, waiter: continuation, deadline: deadline + PoolDispatcher.answerGrace, payload: bytes)
+                let admission = state.requests.wait(id, waiter: continuation, deadline: waitUntil, payload: bytes)
                 guard case .waiting(let wakeForGrace) = admission else { return (admission, [PoolDispatcher.Dispatch](), false) }
                 let dispatches = state.dispatcher.submit(id, deadline: deadline, now: .now)
                 // Queued, it expires at the deadline itself: the timer may have to wake for that.
@@ -153,10 +157,13 @@ public final class VerifierPoolClient: Service, Sendable {
             send(state.withLock { $0.dispatcher.heard(from: worker, credits: credits, now: now) })
         case .reply:
             guard body.count == 2, let id = PoolFrame.uint64(body[0]) else { return }
+            // An empty body: the verifier handed the result to a ledger, which answers the
+            // waiter (`deliverHandedOver`); the REPLY only returns the credit.
+            let handedOver = body[1].isEmpty
             let (waiter, dispatches) = state.withLock { state in
                 let (deliver, dispatches) = state.dispatcher.replied(id, from: worker, now: now)
                 if deliver { state.repliesByWorker[worker, default: 0] += 1 }
-                return (deliver ? state.requests.answered(id) : nil, dispatches)
+                return (deliver && !handedOver ? state.requests.answered(id) : nil, dispatches)
             }
             send(dispatches)
             waiter?.resume(returning: body[1])
@@ -168,6 +175,14 @@ public final class VerifierPoolClient: Service, Sendable {
         case .request:
             return
         }
+    }
+
+    /// A ledger's answer to request `id`, whose verifier handed its result to
+    /// that ledger (`LedgerHandoff`): it goes to the waiter like a verifier's
+    /// answer. The verifier's REPLY may come before or after it; whichever is
+    /// second finds nothing more to do.
+    public func deliverHandedOver(_ id: UInt64, _ payload: [UInt8]) {
+        state.withLock { $0.requests.answered(id) }?.resume(returning: payload)
     }
 
     /// One turn of the timer loop: fails what is past its deadline, forgets

@@ -139,6 +139,12 @@ import Yams
         }
         #expect(environment("verifier")[ConfigurationVariable.verifierEndpoint.rawValue] != nil)
         #expect(environment("verifier")[ConfigurationVariable.refreshEndpoint.rawValue] != nil)
+        // A verifier hands a gateway's receipts to the ledgers only when both name the same ones.
+        for gateway in members(of: "gateway") {
+            #expect(
+                environment("verifier")[ConfigurationVariable.ledgerEndpoint.rawValue]
+                    == environment(gateway)[ConfigurationVariable.ledgerEndpoint.rawValue])
+        }
     }
 
     @Test func postgresIsTheOfficialImageWithAHealthCheckAndItsDataOnANamedVolume() throws {

@@ -35,6 +35,8 @@ import Testing
         #expect(gateways.allSatisfy { $0.environment["STOREKEEPER_LEDGER_ENDPOINT"] == "tcp://127.0.0.1:7422,tcp://127.0.0.1:7522" })
         for verifier in plan.members where verifier.executable == "storekeeper-verifier" {
             #expect(verifier.environment["STOREKEEPER_VERIFIER_ENDPOINT"] == "tcp://127.0.0.1:7421,tcp://127.0.0.1:7521")
+            // The gateways' list exactly, or the verifiers would never hand a receipt to a ledger.
+            #expect(verifier.environment["STOREKEEPER_LEDGER_ENDPOINT"] == "tcp://127.0.0.1:7422,tcp://127.0.0.1:7522")
         }
         #expect(plan.gatewayURLs == ["http://127.0.0.1:8080", "http://127.0.0.1:8081"])
     }

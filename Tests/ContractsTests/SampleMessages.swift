@@ -1,4 +1,5 @@
 import Contracts
+import Foundation
 import SwiftProtobuf
 
 /// One instance of every contract message with every field set to a
@@ -49,7 +50,26 @@ enum SampleMessages {
         r.receiptData = "MIIT+/base64=="
         r.excludeOldTransactions = true
         r.startEnvironment = .sandbox
+        r.ledgerHandoff = ledgerHandoff
         return r
+    }
+
+    static var ledgerHandoff: LedgerHandoff {
+        .with {
+            $0.userID = "u-42"
+            $0.gatewayRoute = Data("gateway-0123456789abcdef".utf8)
+            $0.recordDeadlineMs = 1_574_316_035_000
+            $0.ledgerEndpoints = ["tcp://ledger-1:7422", "tcp://ledger-2:7422"]
+        }
+    }
+
+    static var recordedReceipt: RecordedReceipt {
+        .with {
+            $0.outcome = recordOutcome
+            $0.context = answerContext
+            $0.style = .ios7
+            $0.receiptSha256 = String(repeating: "cd", count: 32)
+        }
     }
 
     static var verifyResult: VerifyResult {
@@ -377,7 +397,7 @@ enum SampleMessages {
             .transactionsQuery(transactionsQuery), .transactionsPage(transactionsPage), .failure(serviceFailure),
             .subscriptionStatusRequest(subscriptionStatusRequest), .notificationHistoryQuery(notificationHistoryQuery),
             .notificationHistoryPage(notificationHistoryPage), .consumptionInfoRequest(consumptionInfoRequest),
-            .consumptionInfoSent(consumptionInfoSent),
+            .consumptionInfoSent(consumptionInfoSent), .recordedReceipt(recordedReceipt),
         ]
     }
 
@@ -402,6 +422,7 @@ enum SampleMessages {
             TransactionGranted.with { $0.grant = grant }, transactionRevoked, subscriptionRenewed,
             subscriptionChanged, subscriptionExpired, bindingTransferred, subscriptionStatusRequest,
             notificationHistoryQuery, notificationHistoryPage, consumptionInfoRequest, consumptionInfoSent,
+            ledgerHandoff, recordedReceipt,
         ]
         messages += envelopeBodies.map {
             Envelope(requestID: "req-1", deadlineMilliseconds: 1_574_316_030_000, body: $0)

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import LedgerClient
 import Logging
@@ -37,9 +38,14 @@ public enum GatewayApplication {
         let logger = context.logger
         let zmq = ZMQContext()
         let pool = VerifierPoolClient(context: zmq, endpoint: configuration.endpoints.verifier, logger: logger)
-        let ledger = LedgerClient(context: zmq, endpoints: configuration.endpoints.ledgers, logger: logger)
-        let orchestrator = ReceiptOrchestrator(
+        // Named, so that a ledger can answer here for a verifier (LedgerHandoff); unique per process.
+        let route = ledgerRoute()
+        let ledger = LedgerClient(
+            context: zmq, endpoints: configuration.endpoints.ledgers, routingID: route, logger: logger,
+            handedOverAnswers: { pool.deliverHandedOver($0, $1) })
+        var orchestrator = ReceiptOrchestrator(
             verify: { try await pool.verify($0) }, ledger: ledger, verifyDeadline: configuration.apple.verifyDeadline)
+        orchestrator.handOffRoute = .init(route: Data(route), ledgers: configuration.endpoints.ledgers)
         let router = GatewayRouter.make(
             .init(
                 orchestrator: orchestrator, ledger: ledger,
@@ -67,5 +73,11 @@ public enum GatewayApplication {
                 "http.threads": "\(configuration.gateway.httpThreads)",
             ])
         return [pool, ledger, server]
+    }
+
+    /// The ledger socket's ZeroMQ identity: random, as libzmq's own would be, and
+    /// readable in a capture. (An identity must not start with a zero byte.)
+    static func ledgerRoute() -> [UInt8] {
+        Array("gateway-".utf8) + (0..<16).map { _ in UInt8.random(in: 0...255) }
     }
 }

@@ -50,13 +50,16 @@ public enum VerifierApplication {
         // for every address it resolves to, looked up again every few seconds (PoolDiscovery).
         let endpoints = context.configuration.endpoints.verifiers + [context.configuration.endpoints.refresh]
         let zmq = ZMQContext()
+        // A gateway's receipts go from here to the ledgers when it asks (LedgerHandoff).
+        let ledgers = LedgerHandoffSender(
+            context: zmq, endpoints: context.configuration.endpoints.ledgers, logger: context.logger)
         // One worker per pool address; the in-flight bound follows what each uses (CapacitySplit).
         let discovery = PoolDiscovery(endpoints: endpoints, maxInFlight: settings.maxInFlight, logger: context.logger) {
             endpoint, capacity in
             // Requests run on the curl loop's thread: most of their work is calls to Apple through it.
             PoolWorker(
                 context: zmq, endpoint: endpoint, capacity: capacity, taskExecutor: client.taskExecutor,
-                logger: context.logger, handler: handler.handle)
+                logger: context.logger, handOff: ledgers.handOff, handler: handler.handle)
         }
         context.logger.info(
             "verifier configured",
@@ -64,11 +67,13 @@ public enum VerifierApplication {
                 "apple.production_url": "\(settings.productionURL)", "apple.sandbox_url": "\(settings.sandboxURL)",
                 "apple.ca_file": "\(settings.caFile ?? "system")",
                 "pool.endpoints": "\(endpoints.joined(separator: ","))", "pool.capacity": "\(settings.maxInFlight)",
+                "ledger.endpoint": "\(context.configuration.endpoints.ledgers.joined(separator: ","))",
                 "apple.server_api": "\(serverAPI.map { "\($0.configuration.productionURL) key \($0.configuration.credentials.keyID)" } ?? "off")",
                 "receipts.verification": "\(settings.receiptVerification.rawValue)",
             ])
-        // Started in order, stopped in reverse: the workers leave their pools before the client stops.
-        return [client, discovery]
+        // Started in order, stopped in reverse: the workers leave their pools before the client and
+        // the ledgers' socket stop.
+        return [client, ledgers, discovery]
     }
 
     /// The receipts' front door, its backend as `STOREKEEPER_RECEIPT_VERIFICATION` says.

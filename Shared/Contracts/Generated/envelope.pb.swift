@@ -239,6 +239,15 @@ public nonisolated struct Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .consumptionInfoSent(newValue)}
   }
 
+  /// The ledger's answer to a record handed over by a verifier, to the gateway.
+  public var recordedReceipt: RecordedReceipt {
+    get {
+      if case .recordedReceipt(let v)? = _storage._body {return v}
+      return RecordedReceipt()
+    }
+    set {_uniqueStorage()._body = .recordedReceipt(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -266,6 +275,8 @@ public nonisolated struct Envelope: @unchecked Sendable {
     case failure(ServiceFailure)
     case consumptionInfoRequest(ConsumptionInfoRequest)
     case consumptionInfoSent(ConsumptionInfoSent)
+    /// The ledger's answer to a record handed over by a verifier, to the gateway.
+    case recordedReceipt(RecordedReceipt)
 
   }
 
@@ -318,7 +329,7 @@ fileprivate nonisolated let _protobuf_package = "storekeeper.v1"
 
 nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{4}\u{7}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{3}subscription_status_request\0\u{3}notification_history_query\0\u{3}notification_history_page\0\u{1}failure\0\u{3}consumption_info_request\0\u{3}consumption_info_sent\0\u{b}traceparent\0\u{c}\u{4}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}contract_version\0\u{3}request_id\0\u{3}deadline_ms\0\u{4}\u{7}verify_request\0\u{3}verify_result\0\u{3}record_request\0\u{3}record_outcome\0\u{3}notification_apply\0\u{3}notification_outcome\0\u{3}entitlements_query\0\u{3}entitlements_answer\0\u{3}replay_request\0\u{3}replay_batch\0\u{3}signed_transaction_request\0\u{3}signed_notification_request\0\u{3}idempotency_lookup\0\u{3}idempotency_answer\0\u{3}transactions_query\0\u{3}transactions_page\0\u{3}transaction_id_request\0\u{3}subscription_status_request\0\u{3}notification_history_query\0\u{3}notification_history_page\0\u{1}failure\0\u{3}consumption_info_request\0\u{3}consumption_info_sent\0\u{3}recorded_receipt\0\u{b}traceparent\0\u{c}\u{4}\u{1}")
 
   fileprivate class _StorageClass {
     var _contractVersion: UInt32 = 0
@@ -659,6 +670,19 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
             _storage._body = .consumptionInfoSent(v)
           }
         }()
+        case 33: try {
+          var v: RecordedReceipt?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .recordedReceipt(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .recordedReceipt(v)
+          }
+        }()
         default: break
         }
       }
@@ -772,6 +796,10 @@ nonisolated extension Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case .consumptionInfoSent?: try {
         guard case .consumptionInfoSent(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+      }()
+      case .recordedReceipt?: try {
+        guard case .recordedReceipt(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
       }()
       case nil: break
       }

@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// Record: gateway -> ledger, after a successful verification.
+/// Record: gateway -> ledger after a successful verification (or verifier -> ledger, LedgerHandoff).
 
 import SwiftProtobuf
 
@@ -332,6 +332,52 @@ public nonisolated struct RecordOutcome: Sendable {
   public init() {}
 
   fileprivate var _answerContext: AnswerContext? = nil
+}
+
+/// The ledger's answer to a record a verifier handed over (LedgerHandoff),
+/// sent to the gateway named there: the outcome, and what the gateway's
+/// answer and log line show of the result, which the gateway has not seen
+/// (not the result itself: its transactions are in the outcome, and sending
+/// them back cost the ledger a third more instructions per record).
+public nonisolated struct RecordedReceipt: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var outcome: RecordOutcome {
+    get {_storage._outcome ?? RecordOutcome()}
+    set {_uniqueStorage()._outcome = newValue}
+  }
+  /// Returns true if `outcome` has been explicitly set.
+  public var hasOutcome: Bool {_storage._outcome != nil}
+  /// Clears the value of `outcome`. Subsequent reads from it will return its default value.
+  public mutating func clearOutcome() {_uniqueStorage()._outcome = nil}
+
+  /// The result's environment, bundle id and Apple status.
+  public var context: AnswerContext {
+    get {_storage._context ?? AnswerContext()}
+    set {_uniqueStorage()._context = newValue}
+  }
+  /// Returns true if `context` has been explicitly set.
+  public var hasContext: Bool {_storage._context != nil}
+  /// Clears the value of `context`. Subsequent reads from it will return its default value.
+  public mutating func clearContext() {_uniqueStorage()._context = nil}
+
+  public var style: ReceiptStyle {
+    get {_storage._style}
+    set {_uniqueStorage()._style = newValue}
+  }
+
+  public var receiptSha256: String {
+    get {_storage._receiptSha256}
+    set {_uniqueStorage()._receiptSha256 = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -818,6 +864,97 @@ nonisolated extension RecordOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.accessListed != rhs.accessListed {return false}
     if lhs._answerContext != rhs._answerContext {return false}
     if lhs.replayed != rhs.replayed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RecordedReceipt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecordedReceipt"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}outcome\0\u{1}context\0\u{1}style\0\u{3}receipt_sha256\0")
+
+  fileprivate class _StorageClass {
+    var _outcome: RecordOutcome? = nil
+    var _context: AnswerContext? = nil
+    var _style: ReceiptStyle = .unspecified
+    var _receiptSha256: String = String()
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _outcome = source._outcome
+      _context = source._context
+      _style = source._style
+      _receiptSha256 = source._receiptSha256
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._outcome) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._context) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._style) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._receiptSha256) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._outcome {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._context {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      if _storage._style != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._style, fieldNumber: 3)
+      }
+      if !_storage._receiptSha256.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._receiptSha256, fieldNumber: 4)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RecordedReceipt, rhs: RecordedReceipt) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._outcome != rhs_storage._outcome {return false}
+        if _storage._context != rhs_storage._context {return false}
+        if _storage._style != rhs_storage._style {return false}
+        if _storage._receiptSha256 != rhs_storage._receiptSha256 {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

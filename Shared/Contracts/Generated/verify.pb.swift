@@ -10,6 +10,11 @@
 
 /// Verify: gateway -> verifier pool -> Apple, and the normalized answer back.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -208,6 +213,51 @@ public nonisolated struct VerifyRequest: Sendable {
 
   /// Where to start; UNSPECIFIED means production (Apple's advice).
   public var startEnvironment: AppleEnvironment = .unspecified
+
+  /// Set by a gateway that lets the verifier hand the result to the ledger
+  /// (docs/verifier-pool.md, "Handing a result to the ledger").
+  public var ledgerHandoff: LedgerHandoff {
+    get {_ledgerHandoff ?? LedgerHandoff()}
+    set {_ledgerHandoff = newValue}
+  }
+  /// Returns true if `ledgerHandoff` has been explicitly set.
+  public var hasLedgerHandoff: Bool {self._ledgerHandoff != nil}
+  /// Clears the value of `ledgerHandoff`. Subsequent reads from it will return its default value.
+  public mutating func clearLedgerHandoff() {self._ledgerHandoff = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _ledgerHandoff: LedgerHandoff? = nil
+}
+
+/// A receipt recorded on the way: a verifier connected to the ledgers sends a
+/// verified result that holds purchases straight to one as a RecordRequest,
+/// and that ledger answers the gateway named here with a RecordedReceipt. The
+/// verifier's pool REPLY then has an empty body: it only returns the credit.
+/// Any other result (a failure, a receipt without purchases, no ledger
+/// connected) is answered through the pool as without this message, and the
+/// gateway records it itself.
+public nonisolated struct LedgerHandoff: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The app's own account id, as RecordRequest.user_id.
+  public var userID: String = String()
+
+  /// ZMQ_ROUTING_ID of the gateway's ledger socket: where the ledger answers.
+  public var gatewayRoute: Data = Data()
+
+  /// The record's deadline (RecordRequest's envelope), milliseconds since the Unix epoch.
+  public var recordDeadlineMs: Int64 = 0
+
+  /// The gateway's STOREKEEPER_LEDGER_ENDPOINT list. A verifier hands over only
+  /// when its own names the same ledgers: a result must never reach a ledger
+  /// the gateway does not use (a verifier left on the default endpoint, where
+  /// another stack's ledger listens).
+  public var ledgerEndpoints: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -540,7 +590,7 @@ nonisolated extension OwnershipType: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}receipt_data\0\u{3}exclude_old_transactions\0\u{3}start_environment\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}receipt_data\0\u{3}exclude_old_transactions\0\u{3}start_environment\0\u{3}ledger_handoff\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -551,12 +601,17 @@ nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 1: try { try decoder.decodeSingularStringField(value: &self.receiptData) }()
       case 2: try { try decoder.decodeSingularBoolField(value: &self.excludeOldTransactions) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.startEnvironment) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._ledgerHandoff) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.receiptData.isEmpty {
       try visitor.visitSingularStringField(value: self.receiptData, fieldNumber: 1)
     }
@@ -566,6 +621,9 @@ nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.startEnvironment != .unspecified {
       try visitor.visitSingularEnumField(value: self.startEnvironment, fieldNumber: 3)
     }
+    try { if let v = self._ledgerHandoff {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -573,6 +631,52 @@ nonisolated extension VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.receiptData != rhs.receiptData {return false}
     if lhs.excludeOldTransactions != rhs.excludeOldTransactions {return false}
     if lhs.startEnvironment != rhs.startEnvironment {return false}
+    if lhs._ledgerHandoff != rhs._ledgerHandoff {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension LedgerHandoff: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LedgerHandoff"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}gateway_route\0\u{3}record_deadline_ms\0\u{3}ledger_endpoints\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.gatewayRoute) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.recordDeadlineMs) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.ledgerEndpoints) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    }
+    if !self.gatewayRoute.isEmpty {
+      try visitor.visitSingularBytesField(value: self.gatewayRoute, fieldNumber: 2)
+    }
+    if self.recordDeadlineMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.recordDeadlineMs, fieldNumber: 3)
+    }
+    if !self.ledgerEndpoints.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.ledgerEndpoints, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: LedgerHandoff, rhs: LedgerHandoff) -> Bool {
+    if lhs.userID != rhs.userID {return false}
+    if lhs.gatewayRoute != rhs.gatewayRoute {return false}
+    if lhs.recordDeadlineMs != rhs.recordDeadlineMs {return false}
+    if lhs.ledgerEndpoints != rhs.ledgerEndpoints {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

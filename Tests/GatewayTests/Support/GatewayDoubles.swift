@@ -124,16 +124,19 @@ struct GatewayHarness {
     let verifier = VerifierDouble()
     var environment: [String: String] = [:]
     var ready = GatewayRouter.Readiness(ledger: true, verifiers: 2)
+    /// Set: the gateway lets verifiers hand receipts to a ledger (`LedgerHandoff`).
+    var handOffRoute: ReceiptOrchestrator.HandOffRoute? = nil
 
     func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         let configuration = try StorekeeperConfiguration(reader: EnvironmentReader(environment))
         let verifier = self.verifier
         let ready = self.ready
+        var orchestrator = ReceiptOrchestrator(
+            verify: { try await verifier.verify($0) }, ledger: ledger, verifyDeadline: configuration.apple.verifyDeadline)
+        orchestrator.handOffRoute = handOffRoute
         let router = GatewayRouter.make(
             .init(
-                orchestrator: ReceiptOrchestrator(
-                    verify: { try await verifier.verify($0) }, ledger: ledger,
-                    verifyDeadline: configuration.apple.verifyDeadline),
+                orchestrator: orchestrator,
                 ledger: ledger, readiness: { ready }, settings: configuration.gateway,
                 sharedSecret: configuration.apple.sharedSecret, bundleIDs: configuration.apple.bundleIDs,
                 metrics: PrometheusCollectorRegistry(), acceptSandbox: configuration.apple.acceptSandbox))

@@ -15,8 +15,12 @@ struct StackHarness {
     let verifiers: [ChildProcess]
     let verifierMetrics: [String]
 
+    /// - Parameter handOff: verifiers name the gateway's ledger, so they hand
+    ///   receipts to it (`LedgerHandoff`); false: they name another, and the
+    ///   gateway records every receipt itself.
     static func run(
-        verifierCount: Int = 2, bindingPolicy: String = "transfer", _ body: (StackHarness) async throws -> Void
+        verifierCount: Int = 2, bindingPolicy: String = "transfer", handOff: Bool = true,
+        _ body: (StackHarness) async throws -> Void
     ) async throws {
         let gatewayPort = try GatewayProcess.reservePort()
         let simulator = try await SimulatorProcess(extraEnvironment: [
@@ -33,7 +37,9 @@ struct StackHarness {
                 verifiers.append(try ChildProcess(
                     "storekeeper-verifier",
                     environment: verifierEnvironment(gateway: gateway, ledger: ledger, simulator: simulator).merging([
-                        "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)"
+                        "STOREKEEPER_METRICS_ADDR": "127.0.0.1:\(metricsPort)",
+                        // Port 1 is never a ledger of a test: the verifier reaches no ledger.
+                        "STOREKEEPER_LEDGER_ENDPOINT": handOff ? ledger.ledgerEndpoint : "tcp://127.0.0.1:1",
                     ]) { $1 }))
             }
             try await gateway.waitUntilReady()
@@ -65,6 +71,20 @@ struct StackHarness {
     }
 
     struct NothingInFlight: Error {}
+
+    /// The sum over the verifiers of a counter they serve on /metrics, its
+    /// sample lines picked by `labels` (e.g. `outcome="handed_over"`).
+    func verifierCounter(_ name: String, labels: String) async throws -> Double {
+        var total = 0.0
+        for url in verifierMetrics {
+            let (data, _) = try await URLSession.shared.data(from: URL(string: url)!)
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix(name + "{") && line.contains(labels) {
+                total += line.split(separator: " ").last.flatMap { Double($0) } ?? 0
+            }
+        }
+        return total
+    }
 
     /// A verifier serving `gateway` and `ledger`'s refresh pool, calling `simulator`'s verifyReceipt.
     static func verifierEnvironment(

@@ -108,7 +108,11 @@ struct StackPlan: Equatable {
                     name: ledgerCount == 1 ? "ledger" : "ledger-\(index + 1)", executable: "storekeeper-ledger",
                     environment: environment))
         }
-        if scaled { verifierEnvironment[V.verifierEndpoint.rawValue] = verifierEndpoints.joined(separator: ",") }
+        if scaled {
+            verifierEnvironment[V.verifierEndpoint.rawValue] = verifierEndpoints.joined(separator: ",")
+            // The gateways' list: a verifier hands a gateway's receipts only to the ledgers it names.
+            verifierEnvironment[V.ledgerEndpoint.rawValue] = ledgerEndpoints.joined(separator: ",")
+        }
         for index in 1...max(scale.verifiers, 1) {
             members.append(
                 Member(

@@ -99,15 +99,15 @@ struct GatewayRouter {
     /// The answer of a receipt or signed transaction the ledger recorded (or
     /// kept under an Idempotency-Key), and its log line.
     static func recorded(_ answer: ReceiptOrchestrator.Answer, _ context: GatewayRequestContext) throws -> Response {
-        guard let result = answer.result else {
+        guard let verified = answer.verified else {
             context.logger.info("kept answer sent again", metadata: ["ledger.granted": "\(answer.outcome.granted.count)"])
             return written(ReceiptAnswerJSON.receipt(answer.outcome))
         }
         context.logger.info(
             "receipt recorded",
             metadata: [
-                "receipt.style": "\(result.style)",
-                "receipt.sha256": "\(result.receiptSha256.prefix(16))",
+                "receipt.style": "\(verified.style)",
+                "receipt.sha256": "\(verified.receiptSha256.prefix(16))",
                 "ledger.granted": "\(answer.outcome.granted.count)",
                 "ledger.already_granted": "\(answer.outcome.alreadyGranted.count)",
             ])

@@ -26,12 +26,35 @@ struct ReceiptOrchestrator: Sendable {
     static let recordAllowance: Duration = .seconds(5)
     /// Every deadline and `received_at_ms` is read from it.
     var clock: WallClock = .system
+    /// Where a ledger answers a receipt a verifier handed it (`LedgerHandoff`);
+    /// nil: the gateway records every receipt itself.
+    var handOffRoute: HandOffRoute? = nil
+
+    struct HandOffRoute: Sendable {
+        /// The ZeroMQ identity of the gateway's ledger socket.
+        var route: Data
+        /// `STOREKEEPER_LEDGER_ENDPOINT`: a verifier naming other ledgers answers as before.
+        var ledgers: [String]
+    }
 
     struct Answer {
         /// The ledger's outcome, its `answerContext` always set: everything the answer shows.
         var outcome: RecordOutcome
-        /// What the pool verified; nil for an answer kept under an Idempotency-Key.
-        var result: VerifyResult?
+        /// What the log line shows of the receipt verified; nil for an answer kept under an Idempotency-Key.
+        var verified: Verified?
+    }
+
+    struct Verified {
+        var style: ReceiptStyle
+        var receiptSha256: String
+
+        init(_ result: VerifyResult) {
+            (style, receiptSha256) = (result.style, result.receiptSha256)
+        }
+
+        init(_ recorded: RecordedReceipt) {
+            (style, receiptSha256) = (recorded.style, recorded.receiptSha256)
+        }
     }
 
     func submit(
@@ -39,20 +62,50 @@ struct ReceiptOrchestrator: Sendable {
     ) async throws(APIError) -> Answer {
         if let idempotency, let kept = try await keptAnswer(idempotency, requestID: requestID) { return kept }
         let verifyBy = clock.deadline(after: verifyDeadline)
-        let result = try await verified(Self.request(verifying: submission, requestID: requestID, by: verifyBy))
+        let recordBy = verifyBy + Self.recordAllowance.milliseconds
+        // The verifier may record it on the way (`LedgerHandoff`), unless the gateway has to look at
+        // the result first (what the client claimed) or keep the answer (an Idempotency-Key).
+        let handOffTo = idempotency == nil && submission.transactionID == nil && submission.productID == nil
+            ? handOffRoute : nil
+        let answer = try await ask(
+            Self.request(verifying: submission, requestID: requestID, by: verifyBy, recordBy: recordBy, handOffTo: handOffTo))
+        if let recorded = Self.recorded(in: answer) { return recorded }
+        guard let result = Self.verifyResult(in: answer) else { throw .unavailable }
         let context = try Self.context(of: result, checking: submission)
         return try await record(
             result, context: context, for: submission.userID, idempotency: idempotency, requestID: requestID,
-            by: verifyBy + Self.recordAllowance.milliseconds)
+            by: recordBy)
     }
 
     @inline(never)
-    private static func request(verifying submission: ReceiptSubmission, requestID: String, by deadline: Int64) -> Envelope {
+    private static func request(
+        verifying submission: ReceiptSubmission, requestID: String, by deadline: Int64, recordBy: Int64,
+        handOffTo route: HandOffRoute?
+    ) -> Envelope {
         let request = VerifyRequest.with {
             $0.receiptData = submission.receiptData
             $0.excludeOldTransactions = submission.excludeOldTransactions
+            if let route {
+                $0.ledgerHandoff = .with {
+                    $0.userID = submission.userID
+                    $0.gatewayRoute = route.route
+                    $0.recordDeadlineMs = recordBy
+                    $0.ledgerEndpoints = route.ledgers
+                }
+            }
         }
         return Envelope(requestID: requestID, deadlineMilliseconds: deadline, body: .verifyRequest(request))
+    }
+
+    /// A ledger's answer to a receipt its verifier handed over: the answer,
+    /// as `record` makes it. The verifier hands over only results with
+    /// purchases, which is all `check` asks of a receipt no claim came with.
+    @inline(never)
+    private static func recorded(in answer: Envelope) -> Answer? {
+        guard case .recordedReceipt(let recorded) = answer.body else { return nil }
+        var outcome = recorded.outcome
+        if !outcome.hasAnswerContext { outcome.answerContext = recorded.context }
+        return Answer(outcome: outcome, verified: outcome.replayed ? nil : Verified(recorded))
     }
 
     /// The answer's context; throws what `check` finds wrong with the receipt.
@@ -109,7 +162,7 @@ struct ReceiptOrchestrator: Sendable {
             let kept = try await ledger.idempotentAnswer(
                 for: key, requestID: requestID,
                 deadlineMilliseconds: clock.deadline(after: Self.recordAllowance))
-            return kept.map { Answer(outcome: $0, result: nil) }
+            return kept.map { Answer(outcome: $0, verified: nil) }
         } catch let failure as ServiceFailure {
             throw APIError(failure)
         } catch {
@@ -174,7 +227,7 @@ struct ReceiptOrchestrator: Sendable {
                 }, requestID: requestID, deadlineMilliseconds: deadline)
             // An answer kept under the same key (a concurrent request recorded first) carries its own context.
             if !outcome.hasAnswerContext { outcome.answerContext = context }
-            return Answer(outcome: outcome, result: outcome.replayed ? nil : result)
+            return Answer(outcome: outcome, verified: outcome.replayed ? nil : Verified(result))
         } catch let failure as ServiceFailure {
             throw APIError(failure)
         } catch {

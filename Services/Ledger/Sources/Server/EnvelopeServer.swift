@@ -16,6 +16,10 @@ import ZeroMQ
 /// (retryable) at once, not queued behind work that may outlive its
 /// deadline. A reply to a client that went away is dropped (it timed out;
 /// its retry is safe).
+///
+/// A record a verifier hands over (`LedgerHandoff`, `RequestFrame`) is
+/// answered to the gateway it names, as a `RecordedReceipt`: the outcome and
+/// the result recorded, which that gateway has not seen.
 final class EnvelopeServer: Service, Sendable {
     typealias Reply = @Sendable (Envelope) -> Void
     typealias Work = @Sendable () async -> Void
@@ -45,6 +49,8 @@ final class EnvelopeServer: Service, Sendable {
             try socket.setLinger(milliseconds: 0)
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)
+            // An answer for a gateway not connected here fails instead of vanishing: see `take`.
+            try socket.setRouterMandatory(true)
             try socket.bind(endpoint)
             bound.set(try socket.lastEndpoint())
         }
@@ -71,14 +77,27 @@ final class EnvelopeServer: Service, Sendable {
 
     /// On the socket's thread: one request, handed to the handler.
     private func take(_ message: [[UInt8]]) {
-        guard message.count == 3, let (correlation, payload) = RequestFrame.decode(message.dropFirst()) else {
+        let frames = message.dropFirst()
+        let socket = self.socket
+        let send: @Sendable ([UInt8]) -> Void
+        let payload: [UInt8]
+        let handedOver: Bool
+        if let (correlation, request) = RequestFrame.decode(frames) {
+            let client = message[0]
+            send = { reply in socket.post([client] + RequestFrame.encode(correlation: correlation, payload: reply)) }
+            (payload, handedOver) = (request, false)
+        } else if let (gateway, correlation, request) = RequestFrame.decodeHandOff(frames), !request.isEmpty {
+            let logger = self.logger
+            send = { reply in
+                socket.post([gateway] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: reply)) { _ in
+                    // The record stands (a retry finds it); the gateway times out and answers 503.
+                    logger.warning("a gateway named by a verifier is not connected to this ledger; its answer was dropped")
+                }
+            }
+            (payload, handedOver) = (request, true)
+        } else {
             logger.warning("dropped a message that is not a ledger request")
             return
-        }
-        let client = message[0]
-        let socket = self.socket
-        let send: @Sendable ([UInt8]) -> Void = { reply in
-            socket.post([client] + RequestFrame.encode(correlation: correlation, payload: reply))
         }
         if payload.isEmpty { return send([]) }
         let envelope: Envelope
@@ -88,17 +107,49 @@ final class EnvelopeServer: Service, Sendable {
             let code: FailureCode = error == .malformed || error == .missingBody ? .badRequest : .unsupportedContract
             return send(Envelope(requestID: "", body: .failure(ServiceFailure(code, message: error.description))).frame())
         }
+        if handedOver, !Self.mayBeHandedOver(envelope.body) {
+            return send(Envelope(requestID: envelope.requestID, body: .failure(Self.notARecord)).frame())
+        }
         guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
             return send(Envelope(requestID: envelope.requestID, body: .failure(Self.overloaded)).frame())
         }
         let reply: Reply = { reply in
             self.inFlight.subtract(1, ordering: .relaxed)
-            send(reply.frame())
+            send(handedOver ? Self.recordedReceipt(reply, request: envelope).frame() : reply.frame())
         }
         guard let work = handler(envelope, reply) else { return }
         if lanes.withLock({ $0?.submit(work) }) != true {
             reply(Envelope(requestID: envelope.requestID, body: .failure(Self.stopping)))
         }
+    }
+
+    static let notARecord = ServiceFailure(.internalError, message: "only a record may be handed over by a verifier")
+
+    /// A verifier hands over records, nothing else.
+    static func mayBeHandedOver(_ body: Envelope.OneOf_Body?) -> Bool {
+        if case .recordRequest = body { return true }
+        return false
+    }
+
+    /// The answer to a handed-over record, for a gateway that has not seen the
+    /// result: the outcome with what its answer shows of the result; a failure as it is.
+    static func recordedReceipt(_ answer: Envelope, request: Envelope) -> Envelope {
+        guard case .recordOutcome(let outcome) = answer.body, case .recordRequest(let record) = request.body else {
+            return answer
+        }
+        let result = record.result
+        return Envelope(
+            requestID: answer.requestID,
+            body: .recordedReceipt(.with {
+                $0.outcome = outcome
+                $0.context = .with {
+                    $0.environment = result.environment
+                    $0.bundleID = result.bundleID
+                    $0.appleStatus = result.appleStatus
+                }
+                $0.style = result.style
+                $0.receiptSha256 = result.receiptSha256
+            }))
     }
 }

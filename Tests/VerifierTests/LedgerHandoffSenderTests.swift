@@ -1,0 +1,106 @@
+import Contracts
+import Foundation
+import LedgerClient
+import Logging
+import Testing
+import ZeroMQ
+import ZeroMQTestSupport
+
+@testable import Verifier
+
+/// The verifier's side of `LedgerHandoff`: which answers go to a ledger
+/// (a result with purchases, for a gateway on the same ledgers), and that
+/// with no ledger connected the answer goes back through the pool instead.
+@Suite(.timeLimit(.minutes(1))) struct LedgerHandoffSenderTests {
+    static let ledgers: Set<String> = ["tcp://127.0.0.1:7422"]
+
+    static func request(ledgers: [String] = Array(ledgers), handOff: Bool = true) -> Envelope {
+        Envelope(
+            requestID: "req-1", deadlineMilliseconds: 1_000,
+            body: .verifyRequest(.with {
+                $0.receiptData = "MIIT"
+                if handOff {
+                    $0.ledgerHandoff = .with {
+                        $0.userID = "u-1"
+                        $0.gatewayRoute = Data("gateway-a".utf8)
+                        $0.recordDeadlineMs = 6_000
+                        $0.ledgerEndpoints = ledgers
+                    }
+                }
+            }))
+    }
+
+    static func result(purchases: Int = 1) -> Envelope {
+        Envelope(
+            requestID: "req-1",
+            body: .verifyResult(.with {
+                $0.bundleID = "com.example.app"
+                $0.transactions = (0..<purchases).map { index in .with { $0.transactionID = "\(1000 + index)" } }
+            }))
+    }
+
+    @Test func aResultWithPurchasesBecomesTheRecordTheGatewayWouldHaveSent() throws {
+        let (route, record) = try #require(LedgerHandoffSender.record(Self.request(), answer: Self.result(), ledgers: Self.ledgers))
+        #expect(route == Array("gateway-a".utf8))
+        #expect(record.requestID == "req-1")
+        #expect(record.deadlineMs == 6_000, "the record's deadline, not the verification's")
+        guard case .recordRequest(let request) = record.body, case .verifyResult(let result) = Self.result().body else {
+            Issue.record("not a record")
+            return
+        }
+        #expect(request.userID == "u-1")
+        #expect(request.result == result)
+        #expect(!request.hasIdempotency && !request.hasAnswerContext)
+    }
+
+    @Test func everythingElseGoesBackToTheGateway() {
+        let failure = Envelope(requestID: "req-1", body: .failure(ServiceFailure(.receiptInvalid, message: "no")))
+        let cases: [(Envelope, Envelope, String)] = [
+            (Self.request(handOff: false), Self.result(), "not asked"),
+            (Self.request(), failure, "a failure"),
+            (Self.request(), Self.result(purchases: 0), "no purchases: the gateway refuses it"),
+            (Self.request(ledgers: ["tcp://10.0.0.9:7422"]), Self.result(), "a gateway on other ledgers"),
+            (Self.request(ledgers: []), Self.result(), "a gateway naming no ledger"),
+        ]
+        for (request, answer, why) in cases {
+            #expect(LedgerHandoffSender.record(request, answer: answer, ledgers: Self.ledgers) == nil, "\(why)")
+        }
+        // The same ledgers in another order are the same ledgers.
+        let two: Set<String> = ["tcp://a:1", "tcp://b:1"]
+        #expect(LedgerHandoffSender.record(Self.request(ledgers: ["tcp://b:1", "tcp://a:1"]), answer: Self.result(), ledgers: two) != nil)
+    }
+
+    @Test func withNoLedgerConnectedTheAnswerGoesBackAndWithOneItGoesThere() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sender-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let endpoint = "ipc://\(directory.path)/ledger"
+        let context = ZMQContext()
+        let sender = LedgerHandoffSender(context: context, endpoints: [endpoint], logger: Logger(label: "test"))
+        let running = Task { try await sender.run() }
+        defer { running.cancel() }
+        let request = Self.request(ledgers: [endpoint])
+        // Nobody binds the endpoint: nothing is queued for a ledger that may never come.
+        #expect(!sender.handOff(request, answer: Self.result(), requestID: 42))
+
+        let ledger = try ZMQSocket(context: context, type: .router)
+        defer { ledger.close() }
+        try ledger.setLinger(milliseconds: 0)
+        try ledger.bind(endpoint)
+        var sent = false
+        for _ in 0..<2_000 where !sent {
+            sent = sender.handOff(request, answer: Self.result(), requestID: 42)
+            if !sent { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(sent, "sent once the ledger is connected")
+        let message = try #require(try await ledger.receive(within: .seconds(10)))
+        let (route, correlation, payload) = try #require(RequestFrame.decodeHandOff(message.dropFirst()))
+        #expect(route == Array("gateway-a".utf8))
+        #expect(correlation == 42)
+        guard case .recordRequest(let record) = try Envelope(frame: payload).body else {
+            Issue.record("not a record")
+            return
+        }
+        #expect(record.userID == "u-1")
+    }
+}
