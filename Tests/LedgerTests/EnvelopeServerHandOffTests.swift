@@ -33,7 +33,6 @@ import ZeroMQTestSupport
     /// What the gateway's client was handed over: correlation ids and envelopes.
     final class HandedOver: Sendable {
         let answers = Mutex<[(UInt64, [UInt8])]>([])
-        func withLock<T>(_ body: (inout [(UInt64, [UInt8])]) -> T) -> T { answers.withLock { body(&$0) } }
     }
 
     static let result = VerifyResult.with {
@@ -59,7 +58,7 @@ import ZeroMQTestSupport
     /// A running server, a gateway's client named `gateway-a` that keeps
     /// what is handed over to it, and a verifier's bare DEALER.
     func withLedger(
-        _ body: (Recorder, HandedOver, ZMQSocket) async throws -> Void
+        _ body: (Recorder, HandedOver, ZMQSocket, EnvelopeServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -73,7 +72,7 @@ import ZeroMQTestSupport
         let handedOver = HandedOver()
         let gateway = EnvelopeClient(
             context: context, endpoints: [endpoint], routingID: Array("gateway-a".utf8), logger: Logger(label: "test"),
-            handedOverAnswers: { id, payload in handedOver.withLock { $0.append((id, payload)) } })
+            handedOverAnswers: { id, payload in handedOver.answers.withLock { $0.append((id, payload)) } })
         let asking = Task { try await gateway.run() }
         defer { asking.cancel() }
         // Connected (and so known to the ledger by its routing id) once a ping comes back.
@@ -84,14 +83,14 @@ import ZeroMQTestSupport
         defer { verifier.close() }
         try verifier.setLinger(milliseconds: 0)
         try verifier.connect(endpoint)
-        try await body(recorder, handedOver, verifier)
+        try await body(recorder, handedOver, verifier, server)
     }
 
     @Test func aHandedOverRecordIsAnsweredToTheGatewayNamedWithItsResult() async throws {
-        try await withLedger { recorder, handedOver, verifier in
+        try await withLedger { recorder, handedOver, verifier, _ in
             _ = try verifier.send(Self.handOff(to: "gateway-a", correlation: 42, body: Self.record))
-            #expect(await eventually { handedOver.withLock { !$0.isEmpty } })
-            let (id, payload) = try #require(handedOver.withLock { $0.first })
+            #expect(await eventually { handedOver.answers.withLock { !$0.isEmpty } })
+            let (id, payload) = try #require(handedOver.answers.withLock { $0.first })
             #expect(id == 42, "the gateway's pool request id, as the verifier sent it")
             let answer = try Envelope(frame: payload)
             guard case .recordedReceipt(let recorded) = answer.body else {
@@ -112,11 +111,11 @@ import ZeroMQTestSupport
     }
 
     @Test func onlyARecordMayBeHandedOver() async throws {
-        try await withLedger { recorder, handedOver, verifier in
+        try await withLedger { recorder, handedOver, verifier, _ in
             let query = Envelope.OneOf_Body.entitlementsQuery(.with { $0.userID = "u-1" })
             _ = try verifier.send(Self.handOff(to: "gateway-a", correlation: 7, body: query))
-            #expect(await eventually { handedOver.withLock { !$0.isEmpty } })
-            let answer = try Envelope(frame: try #require(handedOver.withLock { $0.first?.1 }))
+            #expect(await eventually { handedOver.answers.withLock { !$0.isEmpty } })
+            let answer = try Envelope(frame: try #require(handedOver.answers.withLock { $0.first?.1 }))
             guard case .failure(let failure) = answer.body else {
                 Issue.record("not refused")
                 return
@@ -127,24 +126,18 @@ import ZeroMQTestSupport
     }
 
     @Test func anAnswerForAGatewayNotConnectedIsDroppedAndTheLedgerGoesOn() async throws {
-        try await withLedger { recorder, handedOver, verifier in
+        try await withLedger { recorder, handedOver, verifier, server in
             _ = try verifier.send(Self.handOff(to: "gateway-gone", correlation: 9, body: Self.record))
             #expect(await eventually { recorder.taken.withLock { $0.count } == 1 }, "recorded: a retry finds it")
+            // Refused by libzmq (ROUTER_MANDATORY), counted and logged, not silently lost.
+            #expect(await eventually { server.undeliveredAnswers == 1 })
             // The ledger still answers: its own request, and a record for the gateway connected.
             _ = try verifier.send(RequestFrame.encode(correlation: 3, payload: []))
             let pong = try #require(try await verifier.receive(within: .seconds(10)))
             #expect(RequestFrame.decode(pong)?.correlation == 3)
             _ = try verifier.send(Self.handOff(to: "gateway-a", correlation: 10, body: Self.record))
-            #expect(await eventually { handedOver.withLock { $0.map(\.0) } == [10] })
+            #expect(await eventually { handedOver.answers.withLock { $0.map(\.0) } == [10] })
         }
     }
 
-    /// Waits (bounded, 20 s) until `condition` holds.
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<2_000 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
 }

@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import Contracts
 import Testing
 import VerifierPool

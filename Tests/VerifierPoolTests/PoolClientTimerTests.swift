@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import Contracts
 import TaskOutcome
 import Testing

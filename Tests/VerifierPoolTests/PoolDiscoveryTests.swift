@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import Contracts
 import Foundation
 import Logging

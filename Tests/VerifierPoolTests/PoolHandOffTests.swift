@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import Contracts
 import Synchronization
 import TaskOutcome
@@ -29,8 +30,11 @@ import ZeroMQ
     static let recorded = Envelope(requestID: "r", body: .recordedReceipt(.with { $0.outcome.userID = "u-1" }))
 
     /// A running client and a bare verifier with one credit, ready.
-    func withPool(_ body: (VerifierPoolClient, ZMQSocket) async throws -> Void) async throws {
-        let client = VerifierPoolClient(context: zmq, endpoint: "tcp://127.0.0.1:*", logger: quietLogger)
+    func withPool(
+        deadAfter: Duration = .seconds(3), _ body: (VerifierPoolClient, ZMQSocket) async throws -> Void
+    ) async throws {
+        let client = VerifierPoolClient(
+            context: zmq, endpoint: "tcp://127.0.0.1:*", deadAfter: deadAfter, logger: quietLogger)
         let running = Task { try await client.run() }
         defer { running.cancel() }
         #expect(await eventually { client.endpoint != nil })
@@ -43,9 +47,10 @@ import ZeroMQ
         try await body(client, worker)
     }
 
-    /// The id of the next REQUEST the bare verifier gets.
-    func nextRequestID(_ worker: ZMQSocket) async throws -> [UInt8]? {
-        for _ in 0..<2_000 {
+    /// The id of the next REQUEST the bare verifier gets within `limit`.
+    func nextRequestID(_ worker: ZMQSocket, within limit: Duration = .seconds(20)) async throws -> [UInt8]? {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
             if let message = try worker.receive(dontWait: true), let (command, body) = PoolFrame.decode(message),
                 command == .request
             {
@@ -58,13 +63,13 @@ import ZeroMQ
 
     @Test func anEmptyReplyReturnsTheCreditAndTheLedgersAnswerEndsTheWait() async throws {
         try await withPool { client, worker in
-            // Past the verification's deadline and its grace (1.1 s), the caller still waits: the
-            // ledger answers by the record's deadline.
+            // Well past the verification's deadline and its grace (1.1 s), the caller still waits:
+            // the ledger answers by the record's deadline.
             let asked = Task { try await client.verify(handOffRequest("a", deadline: .milliseconds(100), recordIn: .seconds(30))) }
             let id = try #require(try await nextRequestID(worker))
             _ = try worker.send(PoolFrame.encode(.reply, [id, []]))
             #expect(await eventually { client.inFlightCount == 0 }, "the credit is back")
-            try await Task.sleep(for: .milliseconds(1_500))
+            try await Task.sleep(for: .seconds(3))
             #expect(await outcome(of: asked, within: .milliseconds(1)) == nil, "an empty REPLY is no answer")
             client.deliverHandedOver(try #require(PoolFrame.uint64(id)), Self.recorded.frame())
             let answer = try #require(await outcome(of: asked, within: .seconds(20))).get()
@@ -78,13 +83,35 @@ import ZeroMQ
             let id = try #require(try await nextRequestID(worker))
             client.deliverHandedOver(try #require(PoolFrame.uint64(id)), Self.recorded.frame())
             #expect(try #require(await outcome(of: asked, within: .seconds(20))).get() == Self.recorded)
-            #expect(client.inFlightCount == 1, "the verifier holds it until it replies")
-            _ = try worker.send(PoolFrame.encode(.reply, [id, []]))
-            #expect(await eventually { client.inFlightCount == 0 })
-            // The credit returned: the next request reaches the verifier.
+            // Its one credit stays taken until its REPLY: the next request waits at the gateway.
+            // (A window can only miss a request sent too early, never invent one.)
             let next = Task { try await client.verify(request("c", deadline: .seconds(10))) }
             defer { next.cancel() }
-            #expect(try await nextRequestID(worker) != nil)
+            #expect(try await nextRequestID(worker, within: .milliseconds(300)) == nil)
+            _ = try worker.send(PoolFrame.encode(.reply, [id, []]))
+            #expect(try await nextRequestID(worker) != nil, "the REPLY returned the credit")
+        }
+    }
+
+    @Test func aRequestTheLedgerAnsweredIsNotSentAgainWhenItsVerifierDiesBeforeReplying() async throws {
+        try await withPool(deadAfter: .seconds(1)) { client, first in
+            let asked = Task { try await client.verify(handOffRequest("d", deadline: .seconds(30), recordIn: .seconds(35))) }
+            let id = try #require(try await nextRequestID(first))
+            client.deliverHandedOver(try #require(PoolFrame.uint64(id)), Self.recorded.frame())
+            #expect(try #require(await outcome(of: asked, within: .seconds(20))).get() == Self.recorded)
+            // The first verifier falls silent without its REPLY, and is declared dead.
+            #expect(await eventually { client.workerCount == 0 })
+            #expect(client.redispatchedCount == 0, "answered by the ledger: nothing to send again")
+            // Another verifier with one credit gets the next request: no phantom holds its slot.
+            let second = try ZMQSocket(context: zmq, type: .dealer)
+            defer { second.close() }
+            try second.setLinger(milliseconds: 0)
+            try second.connect(try #require(client.endpoint))
+            _ = try second.send(PoolFrame.encode(.ready, [PoolFrame.uint32(1)]))
+            #expect(await eventually { client.servingWorkerCount == 1 })
+            let next = Task { try await client.verify(request("e", deadline: .seconds(10))) }
+            defer { next.cancel() }
+            #expect(try await nextRequestID(second) != nil)
         }
     }
 

@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import CallGates
 import Contracts
 import Testing

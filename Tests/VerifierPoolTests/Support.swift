@@ -46,16 +46,6 @@ final class Latest<Value: Sendable>: Sendable {
     var current: Value? { value.withLock { $0 } }
 }
 
-/// Waits until `condition` holds, looking every 10 ms, for at most `limit`:
-/// a bounded wait on a condition, never a fixed sleep as proof.
-func eventually(within limit: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
 
 let quietLogger = Logger(label: "storekeeper.test", factory: { _ in SwiftLogNoOpLogHandler() })
 

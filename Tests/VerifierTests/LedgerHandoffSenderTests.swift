@@ -14,9 +14,11 @@ import ZeroMQTestSupport
 @Suite(.timeLimit(.minutes(1))) struct LedgerHandoffSenderTests {
     static let ledgers: Set<String> = ["tcp://127.0.0.1:7422"]
 
-    static func request(ledgers: [String] = Array(ledgers), handOff: Bool = true) -> Envelope {
+    static func request(
+        ledgers: [String] = Array(ledgers), handOff: Bool = true, deadlineMilliseconds: Int64 = 1_000
+    ) -> Envelope {
         Envelope(
-            requestID: "req-1", deadlineMilliseconds: 1_000,
+            requestID: "req-1", deadlineMilliseconds: deadlineMilliseconds,
             body: .verifyRequest(.with {
                 $0.receiptData = "MIIT"
                 if handOff {
@@ -40,7 +42,7 @@ import ZeroMQTestSupport
     }
 
     @Test func aResultWithPurchasesBecomesTheRecordTheGatewayWouldHaveSent() throws {
-        let (route, record) = try #require(LedgerHandoffSender.record(Self.request(), answer: Self.result(), ledgers: Self.ledgers))
+        let (route, record) = try #require(LedgerHandoffSender.record(Self.request(), answer: Self.result(), ledgers: Self.ledgers, nowMs: 500))
         #expect(route == Array("gateway-a".utf8))
         #expect(record.requestID == "req-1")
         #expect(record.deadlineMs == 6_000, "the record's deadline, not the verification's")
@@ -63,11 +65,17 @@ import ZeroMQTestSupport
             (Self.request(ledgers: []), Self.result(), "a gateway naming no ledger"),
         ]
         for (request, answer, why) in cases {
-            #expect(LedgerHandoffSender.record(request, answer: answer, ledgers: Self.ledgers) == nil, "\(why)")
+            #expect(LedgerHandoffSender.record(request, answer: answer, ledgers: Self.ledgers, nowMs: 500) == nil, "\(why)")
         }
         // The same ledgers in another order are the same ledgers.
         let two: Set<String> = ["tcp://a:1", "tcp://b:1"]
-        #expect(LedgerHandoffSender.record(Self.request(ledgers: ["tcp://b:1", "tcp://a:1"]), answer: Self.result(), ledgers: two) != nil)
+        #expect(LedgerHandoffSender.record(Self.request(ledgers: ["tcp://b:1", "tcp://a:1"]), answer: Self.result(), ledgers: two, nowMs: 500) != nil)
+        #expect(
+            LedgerHandoffSender.record(Self.request(ledgers: ["tcp://a:1", "tcp://a:1"]), answer: Self.result(), ledgers: two, nowMs: 500) == nil,
+            "a list naming one of them twice is not the same ledgers")
+        #expect(
+            LedgerHandoffSender.record(Self.request(), answer: Self.result(), ledgers: Self.ledgers, nowMs: 1_000) == nil,
+            "past the verification's deadline the gateway may have answered already")
     }
 
     @Test func withNoLedgerConnectedTheAnswerGoesBackAndWithOneItGoesThere() async throws {
@@ -79,12 +87,8 @@ import ZeroMQTestSupport
         let sender = LedgerHandoffSender(context: context, endpoints: [endpoint], logger: Logger(label: "test"))
         let running = Task { try await sender.run() }
         defer { running.cancel() }
-        let request = Self.request(ledgers: [endpoint])
-        // Nobody binds the endpoint: nothing is queued for a ledger that may never come.
-        #expect(!sender.handOff(request, answer: Self.result(), requestID: 42))
-
+        let request = Self.request(ledgers: [endpoint], deadlineMilliseconds: 0)
         let ledger = try ZMQSocket(context: context, type: .router)
-        defer { ledger.close() }
         try ledger.setLinger(milliseconds: 0)
         try ledger.bind(endpoint)
         var sent = false
@@ -102,5 +106,17 @@ import ZeroMQTestSupport
             return
         }
         #expect(record.userID == "u-1")
+
+        // The ledger goes away: nothing is queued for it (it may never come back), the answer
+        // goes back through the pool. A DEALER without ZMQ_IMMEDIATE would queue and say sent.
+        ledger.close()
+        var refused = false
+        for _ in 0..<2_000 where !refused {
+            refused = !sender.handOff(request, answer: Self.result(), requestID: 43)
+            if !refused { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(refused)
+        // Asked by a gateway on other ledgers: never sent, counted apart.
+        #expect(!sender.handOff(Self.request(deadlineMilliseconds: 0), answer: Self.result(), requestID: 44))
     }
 }

@@ -1,19 +1,10 @@
+import ZeroMQTestSupport
 import Foundation
 import Synchronization
 import Testing
 
-@testable import ZeroMQ
 
-/// Waits until `condition` holds, looking every millisecond, for at most
-/// `limit`. Returns whether it held: a bounded wait, never a fixed sleep.
-func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
+@testable import ZeroMQ
 
 /// Runs `body` while `loops` run in a task group; cancels them afterwards
 /// (their `run()` then returns) whatever `body` did.

@@ -254,9 +254,9 @@ public nonisolated struct LedgerHandoff: Sendable {
   public var recordDeadlineMs: Int64 = 0
 
   /// The gateway's STOREKEEPER_LEDGER_ENDPOINT list. A verifier hands over only
-  /// when its own names the same ledgers: a result must never reach a ledger
-  /// the gateway does not use (a verifier left on the default endpoint, where
-  /// another stack's ledger listens).
+  /// when its own is the same list (the same strings, in any order), so that a
+  /// verifier configured for other ledgers (say, left on the default endpoint
+  /// where another stack's ledger listens) never records there.
   public var ledgerEndpoints: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

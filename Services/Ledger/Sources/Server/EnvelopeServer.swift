@@ -1,5 +1,7 @@
 import Contracts
+import Foundation
 import LedgerClient
+import Metrics
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -42,6 +44,9 @@ final class EnvelopeServer: Service, Sendable {
     /// Where returned work runs, while `run()` runs.
     private let lanes = Mutex<TaskLanes<Work>?>(nil)
     private let bound = BoundEndpoint()
+    /// Answers to hand-overs dropped because their gateway is not connected here.
+    private let undelivered = Counter(label: "storekeeper_ledger_handoff_answers_dropped_total")
+    private let undeliveredCount = Atomic<Int>(0)
 
     init(context: ZMQContext, endpoint: String, maxInFlight: Int = 8_192, logger: Logger, handler: @escaping Handler) {
         let bound = self.bound
@@ -49,8 +54,12 @@ final class EnvelopeServer: Service, Sendable {
             try socket.setLinger(milliseconds: 0)
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)
-            // An answer for a gateway not connected here fails instead of vanishing: see `take`.
+            // An answer for a gateway not connected here fails instead of vanishing (see `take`).
+            // The price: a reply to a client at its high-water mark (100,000) would hold up the
+            // replies behind it instead of being dropped; answers are bounded by `maxInFlight`.
             try socket.setRouterMandatory(true)
+            // A gateway names its socket (for hand-overs): reconnecting, it takes its name back.
+            try socket.setRouterHandover(true)
             try socket.bind(endpoint)
             bound.set(try socket.lastEndpoint())
         }
@@ -87,11 +96,9 @@ final class EnvelopeServer: Service, Sendable {
             send = { reply in socket.post([client] + RequestFrame.encode(correlation: correlation, payload: reply)) }
             (payload, handedOver) = (request, false)
         } else if let (gateway, correlation, request) = RequestFrame.decodeHandOff(frames), !request.isEmpty {
-            let logger = self.logger
             send = { reply in
-                socket.post([gateway] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: reply)) { _ in
-                    // The record stands (a retry finds it); the gateway times out and answers 503.
-                    logger.warning("a gateway named by a verifier is not connected to this ledger; its answer was dropped")
+                socket.post([gateway] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: reply)) {
+                    [weak self] error in self?.undeliverable(error)
                 }
             }
             (payload, handedOver) = (request, true)
@@ -122,6 +129,19 @@ final class EnvelopeServer: Service, Sendable {
         if lanes.withLock({ $0?.submit(work) }) != true {
             reply(Envelope(requestID: envelope.requestID, body: .failure(Self.stopping)))
         }
+    }
+
+    /// How many answers to hand-overs were dropped (tests, diagnostics).
+    var undeliveredAnswers: Int { undeliveredCount.load(ordering: .relaxed) }
+
+    /// An answer to a hand-over that libzmq refused. Its record stands: the
+    /// gateway answers 503 at the record's deadline, and the client's retry
+    /// finds the purchase in `already_granted`.
+    private func undeliverable(_ error: any Error) {
+        guard (error as? ZMQError)?.code == EHOSTUNREACH else { return }
+        undeliveredCount.add(1, ordering: .relaxed)
+        undelivered.increment()
+        logger.warning("a gateway named by a verifier is not connected to this ledger; its answer was dropped")
     }
 
     static let notARecord = ServiceFailure(.internalError, message: "only a record may be handed over by a verifier")

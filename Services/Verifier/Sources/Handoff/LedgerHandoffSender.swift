@@ -3,6 +3,8 @@ import LedgerClient
 import Logging
 import Metrics
 import ServiceLifecycle
+import Synchronization
+import Timekeeping
 import ZeroMQ
 
 /// The verifier's side of `LedgerHandoff`: a DEALER connected to the ledgers
@@ -20,14 +22,20 @@ final class LedgerHandoffSender: Service, Sendable {
     private let socket: ZMQSocketLoop
     /// `STOREKEEPER_LEDGER_ENDPOINT`, which a gateway's request must name too.
     private let ledgers: Set<String>
+    private let clock: WallClock
     private let handedOver: Counter
     private let answeredInstead: Counter
+    private let otherLedgers: Counter
+    /// A gateway on other ledgers is a deployment's mistake: said once, counted always.
+    private let warnedOfOtherLedgers = Atomic<Bool>(false)
+    private let logger: Logger
 
     init(
         context: ZMQContext, endpoints: [String], metricsFactory: any MetricsFactory = MetricsSystem.factory,
-        logger: Logger
+        clock: WallClock = .system, logger: Logger
     ) {
         ledgers = Set(endpoints)
+        self.clock = clock
         socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
             try socket.setLinger(milliseconds: 0)
             try socket.setImmediate(true)
@@ -40,6 +48,8 @@ final class LedgerHandoffSender: Service, Sendable {
         let label = "storekeeper_verifier_ledger_handoffs_total"
         handedOver = Counter(label: label, dimensions: [("outcome", "handed_over")], factory: metricsFactory)
         answeredInstead = Counter(label: label, dimensions: [("outcome", "answered")], factory: metricsFactory)
+        otherLedgers = Counter(label: label, dimensions: [("outcome", "other_ledgers")], factory: metricsFactory)
+        self.logger = logger
     }
 
     func run() async throws {
@@ -52,9 +62,18 @@ final class LedgerHandoffSender: Service, Sendable {
     /// when `request` asked for that and `answer` has something to record;
     /// true when it went.
     @Sendable func handOff(_ request: Envelope, answer: Envelope, requestID: UInt64) -> Bool {
-        guard request.handoffRecordDeadlineMs != nil else { return false }
+        guard case .verifyRequest(let verify) = request.body, verify.hasLedgerHandoff else { return false }
+        guard Self.names(verify.ledgerHandoff.ledgerEndpoints, ledgers) else {
+            otherLedgers.increment()
+            if !warnedOfOtherLedgers.exchange(true, ordering: .relaxed) {
+                logger.warning(
+                    "a gateway names other ledgers than STOREKEEPER_LEDGER_ENDPOINT here: its receipts are answered through the pool",
+                    metadata: ["ledger.gateway": "\(verify.ledgerHandoff.ledgerEndpoints.joined(separator: ","))"])
+            }
+            return false
+        }
         var sent = false
-        if let (route, record) = Self.record(request, answer: answer, ledgers: ledgers) {
+        if let (route, record) = Self.record(request, answer: answer, ledgers: ledgers, nowMs: clock.now()) {
             let frames = RequestFrame.encodeHandOff(route: route, correlation: requestID, payload: record.frame())
             sent = (try? socket.trySend(frames)) ?? false
         }
@@ -62,23 +81,29 @@ final class LedgerHandoffSender: Service, Sendable {
         return sent
     }
 
+    /// Whether a gateway's ledger list names the same endpoints as `ledgers`, in any order.
+    static func names(_ list: [String], _ ledgers: Set<String>) -> Bool {
+        // Without building a set for the usual case: one ledger, named once.
+        if list.count == 1, ledgers.count == 1 { return ledgers.contains(list[0]) }
+        return Set(list) == ledgers
+    }
+
     /// The gateway's route and the record for the ledger, when `request` asks
     /// for a hand-over to the `ledgers` this verifier reaches and `answer` is
-    /// a result with purchases. Anything else (a failure, a receipt without
-    /// purchases, which the gateway refuses, a gateway on other ledgers) goes
-    /// back to the gateway.
+    /// a result with purchases, before the verification's deadline. Anything
+    /// else (a failure, a receipt without purchases, which the gateway
+    /// refuses, a gateway on other ledgers) goes back to the gateway. So does
+    /// a result past its deadline: the gateway may have answered 503 already,
+    /// and must not find the purchase recorded behind its back.
     static func record(
-        _ request: Envelope, answer: Envelope, ledgers: Set<String>
+        _ request: Envelope, answer: Envelope, ledgers: Set<String>, nowMs: Int64
     ) -> (route: [UInt8], record: Envelope)? {
         guard case .verifyRequest(let verify) = request.body, verify.hasLedgerHandoff,
-            case .verifyResult(let result) = answer.body, !result.transactions.isEmpty
+            case .verifyResult(let result) = answer.body, !result.transactions.isEmpty,
+            request.deadlineMs == 0 || nowMs < request.deadlineMs
         else { return nil }
         let handoff = verify.ledgerHandoff
-        // The same ledgers, in any order (each list names a ledger once).
-        let named = handoff.ledgerEndpoints
-        guard !handoff.gatewayRoute.isEmpty, named.count == ledgers.count, named.allSatisfy(ledgers.contains) else {
-            return nil
-        }
+        guard !handoff.gatewayRoute.isEmpty, names(handoff.ledgerEndpoints, ledgers) else { return nil }
         let record = RecordRequest.with {
             $0.userID = handoff.userID
             $0.result = result
