@@ -113,14 +113,15 @@ struct BenchStack {
         members.map { ($0.name, peakResidentKiB($0.process.processIdentifier)) }
     }
 
-    /// A counter or a histogram's `_count` summed over every verifier (every label set).
-    func verifierTotal(_ metric: String) async -> Double {
+    /// A counter or a histogram's `_count` summed over every verifier (every label set, or
+    /// those whose labels contain `labels`).
+    func verifierTotal(_ metric: String, labels: String? = nil) async -> Double {
         var total = 0.0
         for url in verifierMetrics {
             guard let (data, _) = try? await URLSession.shared.data(from: URL(string: url)!) else { continue }
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
                 let name = line.prefix { $0 != "{" && $0 != " " }
-                if name == metric, let value = line.split(separator: " ").last.flatMap({ Double($0) }) { total += value }
+                if name == metric, labels.map(line.contains) ?? true, let value = line.split(separator: " ").last.flatMap({ Double($0) }) { total += value }
             }
         }
         return total

@@ -275,6 +275,13 @@ do {
     let storekeeper = peaks.filter { !BenchStack.harness.contains($0.name) }.map(\.kib).reduce(0, +)
     print("peak RSS of the Storekeeper processes together: \(storekeeper / 1_024) MiB")
     print("Apple calls in all: \(Int(await stack.verifierTotal("storekeeper_apple_request_duration_seconds_count"))), coalesced requests: \(Int(await stack.verifierTotal("storekeeper_verifier_coalesced_total")))")
+    let handOffs = "storekeeper_verifier_ledger_handoffs_total"
+    var outcomes: [String] = []
+    for outcome in ["handed_over", "answered", "other_ledgers"] {
+        outcomes.append("\(outcome) \(Int(await stack.verifierTotal(handOffs, labels: "\"\(outcome)\"")))")
+    }
+    // A receipt handed to the ledger skips the gateway's hop (docs/verifier-pool.md).
+    print("ledger hand-overs asked for: " + outcomes.joined(separator: ", "))
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB")
     await gateway.shutdown()
     await simulator.shutdown()
