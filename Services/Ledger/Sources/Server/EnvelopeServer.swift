@@ -86,23 +86,7 @@ final class EnvelopeServer: Service, Sendable {
 
     /// On the socket's thread: one request, handed to the handler.
     private func take(_ message: [[UInt8]]) {
-        let frames = message.dropFirst()
-        let socket = self.socket
-        let send: @Sendable ([UInt8]) -> Void
-        let payload: [UInt8]
-        let handedOver: Bool
-        if let (correlation, request) = RequestFrame.decode(frames) {
-            let client = message[0]
-            send = { reply in socket.post([client] + RequestFrame.encode(correlation: correlation, payload: reply)) }
-            (payload, handedOver) = (request, false)
-        } else if let (gateway, correlation, request) = RequestFrame.decodeHandOff(frames), !request.isEmpty {
-            send = { reply in
-                socket.post([gateway] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: reply)) {
-                    [weak self] error in self?.undeliverable(error)
-                }
-            }
-            (payload, handedOver) = (request, true)
-        } else {
+        guard let (send, payload, handedOver) = route(message) else {
             logger.warning("dropped a message that is not a ledger request")
             return
         }
@@ -129,6 +113,26 @@ final class EnvelopeServer: Service, Sendable {
         if lanes.withLock({ $0?.submit(work) }) != true {
             reply(Envelope(requestID: envelope.requestID, body: .failure(Self.stopping)))
         }
+    }
+
+    /// Who answers a message, and its envelope: a client's request is answered
+    /// to that client; a verifier's hand-over, to the gateway it names (true).
+    private func route(
+        _ message: [[UInt8]]
+    ) -> (send: @Sendable ([UInt8]) -> Void, payload: [UInt8], handedOver: Bool)? {
+        let socket = self.socket
+        if let (correlation, request) = RequestFrame.decode(message.dropFirst()) {
+            let client = message[0]
+            return ({ socket.post([client] + RequestFrame.encode(correlation: correlation, payload: $0)) }, request, false)
+        }
+        guard let (gateway, correlation, request) = RequestFrame.decodeHandOff(message.dropFirst()), !request.isEmpty
+        else { return nil }
+        let send: @Sendable ([UInt8]) -> Void = { reply in
+            socket.post([gateway] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: reply)) {
+                [weak self] error in self?.undeliverable(error)
+            }
+        }
+        return (send, request, true)
     }
 
     /// How many answers to hand-overs were dropped (tests, diagnostics).
