@@ -12,16 +12,10 @@ import ZeroMQ
 @Suite(.timeLimit(.minutes(1))) struct PoolClientTimerTests {
     let zmq = ZMQContext()
 
-    /// A running client on a port the system picks.
     func withClient(
         deadAfter: Duration = .seconds(3), _ body: (VerifierPoolClient, String) async throws -> Void
     ) async throws {
-        let client = VerifierPoolClient(
-            context: zmq, endpoint: "tcp://127.0.0.1:*", deadAfter: deadAfter, logger: quietLogger)
-        let running = Task { try await client.run() }
-        defer { running.cancel() }
-        #expect(await eventually { client.endpoint != nil })
-        try await body(client, try #require(client.endpoint))
+        try await withPoolClient(context: zmq, deadAfter: deadAfter, body)
     }
 
     @Test func anIdleClientsTimerNeverWakes() async throws {

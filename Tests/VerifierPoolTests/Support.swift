@@ -2,7 +2,10 @@ import Contracts
 import Foundation
 import Logging
 import Synchronization
+import Testing
 import Timekeeping
+import ZeroMQ
+import ZeroMQTestSupport
 
 @testable import VerifierPool
 
@@ -53,4 +56,15 @@ let quietLogger = Logger(label: "storekeeper.test", factory: { _ in SwiftLogNoOp
 func request(_ id: String, deadline: Duration) -> Envelope {
     Envelope(
         requestID: id, deadlineMilliseconds: WallClock.system.deadline(after: deadline), body: .verifyRequest(VerifyRequest()))
+}
+
+/// Runs `body` with a pool client running on a port the system picks, and its endpoint.
+func withPoolClient(
+    context: ZMQContext, deadAfter: Duration = .seconds(3), _ body: (VerifierPoolClient, String) async throws -> Void
+) async throws {
+    let client = VerifierPoolClient(context: context, endpoint: "tcp://127.0.0.1:*", deadAfter: deadAfter, logger: quietLogger)
+    let running = Task { try await client.run() }
+    defer { running.cancel() }
+    #expect(await eventually { client.endpoint != nil })
+    try await body(client, try #require(client.endpoint))
 }

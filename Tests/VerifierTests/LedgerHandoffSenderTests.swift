@@ -41,8 +41,17 @@ import ZeroMQTestSupport
             }))
     }
 
+    static func decide(_ request: Envelope, _ answer: Envelope, ledgers: Set<String> = ledgers, nowMs: Int64 = 500)
+        -> LedgerHandoffSender.Decision
+    {
+        LedgerHandoffSender.decide(request, answer: answer, ledgers: ledgers, nowMs: nowMs)
+    }
+
     @Test func aResultWithPurchasesBecomesTheRecordTheGatewayWouldHaveSent() throws {
-        let (route, record) = try #require(LedgerHandoffSender.record(Self.request(), answer: Self.result(), ledgers: Self.ledgers, nowMs: 500))
+        guard case .send(let route, let record) = Self.decide(Self.request(), Self.result()) else {
+            Issue.record("not handed over")
+            return
+        }
         #expect(route == Array("gateway-a".utf8))
         #expect(record.requestID == "req-1")
         #expect(record.deadlineMs == 6_000, "the record's deadline, not the verification's")
@@ -57,25 +66,21 @@ import ZeroMQTestSupport
 
     @Test func everythingElseGoesBackToTheGateway() {
         let failure = Envelope(requestID: "req-1", body: .failure(ServiceFailure(.receiptInvalid, message: "no")))
-        let cases: [(Envelope, Envelope, String)] = [
-            (Self.request(handOff: false), Self.result(), "not asked"),
-            (Self.request(), failure, "a failure"),
-            (Self.request(), Self.result(purchases: 0), "no purchases: the gateway refuses it"),
-            (Self.request(ledgers: ["tcp://10.0.0.9:7422"]), Self.result(), "a gateway on other ledgers"),
-            (Self.request(ledgers: []), Self.result(), "a gateway naming no ledger"),
-        ]
-        for (request, answer, why) in cases {
-            #expect(LedgerHandoffSender.record(request, answer: answer, ledgers: Self.ledgers, nowMs: 500) == nil, "\(why)")
-        }
-        // The same ledgers in another order are the same ledgers.
-        let two: Set<String> = ["tcp://a:1", "tcp://b:1"]
-        #expect(LedgerHandoffSender.record(Self.request(ledgers: ["tcp://b:1", "tcp://a:1"]), answer: Self.result(), ledgers: two, nowMs: 500) != nil)
+        #expect(Self.decide(Self.request(handOff: false), Self.result()) == .notAsked)
+        #expect(Self.decide(Self.request(), failure) == .answer, "a failure")
+        #expect(Self.decide(Self.request(), Self.result(purchases: 0)) == .answer, "no purchases: the gateway refuses it")
         #expect(
-            LedgerHandoffSender.record(Self.request(ledgers: ["tcp://a:1", "tcp://a:1"]), answer: Self.result(), ledgers: two, nowMs: 500) == nil,
-            "a list naming one of them twice is not the same ledgers")
-        #expect(
-            LedgerHandoffSender.record(Self.request(), answer: Self.result(), ledgers: Self.ledgers, nowMs: 1_000) == nil,
+            Self.decide(Self.request(), Self.result(), nowMs: 1_000) == .answer,
             "past the verification's deadline the gateway may have answered already")
+        #expect(Self.decide(Self.request(ledgers: ["tcp://10.0.0.9:7422"]), Self.result()) == .otherLedgers(["tcp://10.0.0.9:7422"]))
+        #expect(Self.decide(Self.request(ledgers: []), Self.result()) == .otherLedgers([]), "a gateway naming no ledger")
+        // The same ledgers in another order are the same ledgers; one named twice is not two.
+        let two: Set<String> = ["tcp://a:1", "tcp://b:1"]
+        guard case .send = Self.decide(Self.request(ledgers: ["tcp://b:1", "tcp://a:1"]), Self.result(), ledgers: two) else {
+            Issue.record("the same ledgers in another order were refused")
+            return
+        }
+        #expect(Self.decide(Self.request(ledgers: ["tcp://a:1", "tcp://a:1"]), Self.result(), ledgers: two) == .otherLedgers(["tcp://a:1", "tcp://a:1"]))
     }
 
     @Test func withNoLedgerConnectedTheAnswerGoesBackAndWithOneItGoesThere() async throws {

@@ -62,23 +62,59 @@ final class LedgerHandoffSender: Service, Sendable {
     /// when `request` asked for that and `answer` has something to record;
     /// true when it went.
     @Sendable func handOff(_ request: Envelope, answer: Envelope, requestID: UInt64) -> Bool {
-        guard case .verifyRequest(let verify) = request.body, verify.hasLedgerHandoff else { return false }
-        guard Self.names(verify.ledgerHandoff.ledgerEndpoints, ledgers) else {
+        switch Self.decide(request, answer: answer, ledgers: ledgers, nowMs: clock.now()) {
+        case .notAsked:
+            return false
+        case .otherLedgers(let named):
             otherLedgers.increment()
             if !warnedOfOtherLedgers.exchange(true, ordering: .relaxed) {
                 logger.warning(
                     "a gateway names other ledgers than STOREKEEPER_LEDGER_ENDPOINT here: its receipts are answered through the pool",
-                    metadata: ["ledger.gateway": "\(verify.ledgerHandoff.ledgerEndpoints.joined(separator: ","))"])
+                    metadata: ["ledger.gateway": "\(named.joined(separator: ","))"])
             }
             return false
-        }
-        var sent = false
-        if let (route, record) = Self.record(request, answer: answer, ledgers: ledgers, nowMs: clock.now()) {
+        case .answer:
+            answeredInstead.increment()
+            return false
+        case .send(let route, let record):
             let frames = RequestFrame.encodeHandOff(route: route, correlation: requestID, payload: record.frame())
-            sent = (try? socket.trySend(frames)) ?? false
+            let sent = (try? socket.trySend(frames)) ?? false
+            (sent ? handedOver : answeredInstead).increment()
+            return sent
         }
-        (sent ? handedOver : answeredInstead).increment()
-        return sent
+    }
+
+    /// What becomes of an answer to a request that may ask for a hand-over.
+    enum Decision: Equatable {
+        /// The request did not ask: the answer goes back to the gateway.
+        case notAsked
+        /// The gateway names these ledgers, not this verifier's: back to the gateway.
+        case otherLedgers([String])
+        /// Nothing for a ledger: a failure, a receipt without purchases (the
+        /// gateway refuses it), or a result past the verification's deadline
+        /// (the gateway may have answered 503 already, and must not find the
+        /// purchase recorded behind its back). Back to the gateway.
+        case answer
+        /// The record, for a ledger to answer the gateway at `route`.
+        case send(route: [UInt8], record: Envelope)
+    }
+
+    static func decide(_ request: Envelope, answer: Envelope, ledgers: Set<String>, nowMs: Int64) -> Decision {
+        guard case .verifyRequest(let verify) = request.body, verify.hasLedgerHandoff else { return .notAsked }
+        let handoff = verify.ledgerHandoff
+        guard names(handoff.ledgerEndpoints, ledgers) else { return .otherLedgers(handoff.ledgerEndpoints) }
+        guard case .verifyResult(let result) = answer.body, !result.transactions.isEmpty, !handoff.gatewayRoute.isEmpty,
+            request.deadlineMs == 0 || nowMs < request.deadlineMs
+        else { return .answer }
+        let record = RecordRequest.with {
+            $0.userID = handoff.userID
+            $0.result = result
+        }
+        return .send(
+            route: [UInt8](handoff.gatewayRoute),
+            record: Envelope(
+                requestID: request.requestID, deadlineMilliseconds: handoff.recordDeadlineMs,
+                body: .recordRequest(record)))
     }
 
     /// Whether a gateway's ledger list names the same endpoints as `ledgers`, in any order.
@@ -86,33 +122,5 @@ final class LedgerHandoffSender: Service, Sendable {
         // Without building a set for the usual case: one ledger, named once.
         if list.count == 1, ledgers.count == 1 { return ledgers.contains(list[0]) }
         return Set(list) == ledgers
-    }
-
-    /// The gateway's route and the record for the ledger, when `request` asks
-    /// for a hand-over to the `ledgers` this verifier reaches and `answer` is
-    /// a result with purchases, before the verification's deadline. Anything
-    /// else (a failure, a receipt without purchases, which the gateway
-    /// refuses, a gateway on other ledgers) goes back to the gateway. So does
-    /// a result past its deadline: the gateway may have answered 503 already,
-    /// and must not find the purchase recorded behind its back.
-    static func record(
-        _ request: Envelope, answer: Envelope, ledgers: Set<String>, nowMs: Int64
-    ) -> (route: [UInt8], record: Envelope)? {
-        guard case .verifyRequest(let verify) = request.body, verify.hasLedgerHandoff,
-            case .verifyResult(let result) = answer.body, !result.transactions.isEmpty,
-            request.deadlineMs == 0 || nowMs < request.deadlineMs
-        else { return nil }
-        let handoff = verify.ledgerHandoff
-        guard !handoff.gatewayRoute.isEmpty, names(handoff.ledgerEndpoints, ledgers) else { return nil }
-        let record = RecordRequest.with {
-            $0.userID = handoff.userID
-            $0.result = result
-        }
-        return (
-            [UInt8](handoff.gatewayRoute),
-            Envelope(
-                requestID: request.requestID, deadlineMilliseconds: handoff.recordDeadlineMs,
-                body: .recordRequest(record))
-        )
     }
 }
