@@ -301,7 +301,7 @@ let package = Package(
             name: "VerifierTests",
             dependencies: [
                 "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS", "CallGates",
-                "ZeroMQ", "ZeroMQTestSupport", "LedgerClient",
+                "ZeroMQ", "ZeroMQTestSupport", "LedgerClient", "Timekeeping",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -8,6 +8,7 @@ import ZeroMQ
 import ZeroMQTestSupport
 
 @testable import Ledger
+@testable import Verifier
 
 /// A record a verifier hands over (`LedgerHandoff`): the ledger records it
 /// and answers the gateway the verifier named, with the outcome and what
@@ -122,6 +123,33 @@ import ZeroMQTestSupport
             }
             #expect(failure.failureCode == .internalError)
             #expect(recorder.taken.withLock { $0.isEmpty }, "the handler never saw it")
+        }
+    }
+
+    @Test func aVerifiersProbeIsAnsweredToItsOwnSocketWithoutReachingTheHandler() async throws {
+        try await withLedger { recorder, handedOver, _, server in
+            // As HandoffLink probes: a hand-over holding no record, naming the probing socket itself.
+            let context = ZMQContext()
+            let probing = try ZMQSocket(context: context, type: .dealer)
+            defer { probing.close() }
+            try probing.setLinger(milliseconds: 0)
+            try probing.setRoutingID(Array("verifier-probe".utf8))
+            try probing.connect(try #require(server.endpoint))
+            var answer: [[UInt8]]?
+            for _ in 0..<100 where answer == nil {
+                _ = try probing.send(
+                    RequestFrame.encodeHandOff(route: Array("verifier-probe".utf8), correlation: 0, payload: HandoffLink.probe))
+                answer = try await probing.receive(within: .milliseconds(100))
+            }
+            let frames = try #require(answer, "answered")
+            let (_, payload) = try #require(RequestFrame.decodeHandedOverAnswer(frames))
+            guard case .failure(let failure) = try Envelope(frame: payload).body else {
+                Issue.record("a probe is refused as not a record")
+                return
+            }
+            #expect(failure.message == EnvelopeServer.notARecord.message)
+            #expect(recorder.taken.withLock { $0.isEmpty }, "the handler never saw it")
+            #expect(handedOver.answers.withLock { $0.isEmpty }, "no gateway hears of it")
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import LedgerClient
 import Logging
 import Testing
+import Timekeeping
 import ZeroMQ
 import ZeroMQTestSupport
 
@@ -83,45 +84,125 @@ import ZeroMQTestSupport
         #expect(Self.decide(Self.request(ledgers: ["tcp://a:1", "tcp://a:1"]), Self.result(), ledgers: two) == .otherLedgers(["tcp://a:1", "tcp://a:1"]))
     }
 
-    @Test func withNoLedgerConnectedTheAnswerGoesBackAndWithOneItGoesThere() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sender-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let endpoint = "ipc://\(directory.path)/ledger"
+    /// A ledger's ROUTER driven by hand: it answers probes as a ledger that
+    /// takes hand-overs does (`notARecord`, to the route named), or drops
+    /// everything, as a ledger older than hand-overs does.
+    final class FakeLedger {
+        let socket: ZMQSocket
+        let answersProbes: Bool
+        private(set) var probes = 0
+        private(set) var records: [(route: [UInt8], correlation: UInt64, record: RecordRequest)] = []
+
+        init(context: ZMQContext, endpoint: String, answersProbes: Bool) throws {
+            socket = try ZMQSocket(context: context, type: .router)
+            try socket.setLinger(milliseconds: 0)
+            try socket.bind(endpoint)
+            self.answersProbes = answersProbes
+        }
+
+        /// Takes what came within `limit`, answering probes.
+        func serve(for limit: Duration) async throws {
+            while let message = try await socket.receive(within: limit) {
+                let (route, correlation, payload) = try #require(RequestFrame.decodeHandOff(message.dropFirst()))
+                guard case .recordRequest(let record) = try Envelope(frame: payload).body else {
+                    probes += 1
+                    #expect(route == message[0], "a probe names its own socket")
+                    if answersProbes {
+                        let failure = Envelope(requestID: "p", body: .failure(ServiceFailure(.internalError, message: "not a record")))
+                        #expect(try socket.send([route] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: failure.frame())))
+                    }
+                    continue
+                }
+                records.append((route, correlation, record))
+            }
+        }
+    }
+
+    static func withSender(
+        _ endpoints: [String], _ body: (LedgerHandoffSender, ZMQContext) async throws -> Void
+    ) async throws {
         let context = ZMQContext()
-        let sender = LedgerHandoffSender(context: context, endpoints: [endpoint], logger: Logger(label: "test"))
+        let sender = LedgerHandoffSender(context: context, endpoints: endpoints, logger: Logger(label: "test"))
         let running = Task { try await sender.run() }
         defer { running.cancel() }
-        let request = Self.request(ledgers: [endpoint], deadlineMilliseconds: 0)
-        let ledger = try ZMQSocket(context: context, type: .router)
-        try ledger.setLinger(milliseconds: 0)
-        try ledger.bind(endpoint)
-        var sent = false
-        for _ in 0..<2_000 where !sent {
-            sent = sender.handOff(request, answer: Self.result(), requestID: 42)
-            if !sent { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(sent, "sent once the ledger is connected")
-        let message = try #require(try await ledger.receive(within: .seconds(10)))
-        let (route, correlation, payload) = try #require(RequestFrame.decodeHandOff(message.dropFirst()))
-        #expect(route == Array("gateway-a".utf8))
-        #expect(correlation == 42)
-        guard case .recordRequest(let record) = try Envelope(frame: payload).body else {
-            Issue.record("not a record")
-            return
-        }
-        #expect(record.userID == "u-1")
+        try await body(sender, context)
+    }
 
-        // The ledger goes away: nothing is queued for it (it may never come back), the answer
-        // goes back through the pool. A DEALER without ZMQ_IMMEDIATE would queue and say sent.
-        ledger.close()
-        var refused = false
-        for _ in 0..<2_000 where !refused {
-            refused = !sender.handOff(request, answer: Self.result(), requestID: 43)
-            if !refused { try await Task.sleep(for: .milliseconds(10)) }
+    static func ipcEndpoints(_ count: Int) throws -> (endpoints: [String], directory: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sender-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return ((0..<count).map { "ipc://\(directory.path)/ledger-\($0)" }, directory)
+    }
+
+    /// Hands over until one goes, serving the ledgers between tries; true when one went.
+    static func handOffOnce(
+        _ sender: LedgerHandoffSender, _ request: Envelope, id: UInt64, serving ledgers: [FakeLedger]
+    ) async throws -> Bool {
+        for _ in 0..<1_000 {
+            if sender.handOff(request, answer: result(), requestID: id) { return true }
+            for ledger in ledgers { try await ledger.serve(for: .milliseconds(5)) }
         }
-        #expect(refused)
-        // Asked by a gateway on other ledgers: never sent, counted apart.
-        #expect(!sender.handOff(Self.request(deadlineMilliseconds: 0), answer: Self.result(), requestID: 44))
+        return false
+    }
+
+    @Test func aLedgerThatAnswersProbesIsHandedTheRecordAndOnceGoneNothing() async throws {
+        let (endpoints, directory) = try Self.ipcEndpoints(1)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await Self.withSender(endpoints) { sender, context in
+            let request = Self.request(ledgers: endpoints, deadlineMilliseconds: 0)
+            #expect(!sender.handOff(request, answer: Self.result(), requestID: 41), "no ledger yet")
+            let ledger = try FakeLedger(context: context, endpoint: endpoints[0], answersProbes: true)
+            #expect(try await Self.handOffOnce(sender, request, id: 42, serving: [ledger]), "sent once the ledger answered a probe")
+            try await ledger.serve(for: .milliseconds(500))
+            #expect(ledger.probes >= 1)
+            let handed = try #require(ledger.records.first)
+            #expect(ledger.records.count == 1)
+            #expect(handed.route == Array("gateway-a".utf8))
+            #expect(handed.correlation == 42)
+            #expect(handed.record.userID == "u-1")
+
+            // The ledger goes away: nothing is queued for it (it may never come back), the answer
+            // goes back through the pool. A DEALER without ZMQ_IMMEDIATE would queue and say sent.
+            ledger.socket.close()
+            var refused = false
+            for _ in 0..<2_000 where !refused {
+                refused = !sender.handOff(request, answer: Self.result(), requestID: 43)
+                if !refused { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(refused)
+            // Asked by a gateway on other ledgers: never sent, counted apart.
+            #expect(!sender.handOff(Self.request(deadlineMilliseconds: 0), answer: Self.result(), requestID: 44))
+        }
+    }
+
+    @Test func aLedgerOlderThanHandOversIsProbedButNeverHandedARecord() async throws {
+        let (endpoints, directory) = try Self.ipcEndpoints(2)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await Self.withSender(endpoints) { sender, context in
+            let old = try FakeLedger(context: context, endpoint: endpoints[0], answersProbes: false)
+            let request = Self.request(ledgers: endpoints, deadlineMilliseconds: 0)
+            // Alone, the old ledger hears probes (it is connected) and never a record.
+            let started = WallClock.system.now()
+            for id in 0..<50 as Range<UInt64> {
+                #expect(!sender.handOff(request, answer: Self.result(), requestID: id))
+                try await old.serve(for: .milliseconds(20))
+            }
+            let elapsedMs = WallClock.system.now() - started
+            #expect(old.probes >= 2, "probed again while unanswered")
+            #expect(old.probes <= Int(elapsedMs / HandoffLink.probeSpacingMs) + 1, "spaced out, not one per receipt")
+            #expect(!sender.anyLedgerVouchedFor)
+            // Beside a ledger that takes hand-overs, every record goes to that one.
+            let new = try FakeLedger(context: context, endpoint: endpoints[1], answersProbes: true)
+            #expect(try await Self.handOffOnce(sender, request, id: 100, serving: [old, new]))
+            for id in 101..<120 as Range<UInt64> {
+                #expect(sender.handOff(request, answer: Self.result(), requestID: id))
+            }
+            try await new.serve(for: .milliseconds(500))
+            try await old.serve(for: .milliseconds(100))
+            #expect(new.records.map(\.correlation) == Array(100..<120))
+            #expect(old.records.isEmpty)
+            new.socket.close()
+            old.socket.close()
+        }
     }
 }

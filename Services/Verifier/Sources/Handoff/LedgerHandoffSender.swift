@@ -7,21 +7,25 @@ import Synchronization
 import Timekeeping
 import ZeroMQ
 
-/// The verifier's side of `LedgerHandoff`: a DEALER connected to the ledgers
-/// (`STOREKEEPER_LEDGER_ENDPOINT`). A receipt's verified result goes from
-/// here straight to a ledger as a `RecordRequest`, and that ledger answers the
-/// gateway, which then never carries the result to the ledger itself: one
-/// ZeroMQ hop and its thread wake-ups fewer on every receipt's path
-/// (bench/README, "fewer hops").
+/// The verifier's side of `LedgerHandoff`: a DEALER to each ledger
+/// (`STOREKEEPER_LEDGER_ENDPOINT`, `HandoffLink`). A receipt's verified result
+/// goes from here straight to a ledger as a `RecordRequest`, and that ledger
+/// answers the gateway, which then never carries the result to the ledger
+/// itself: one ZeroMQ hop and its thread wake-ups fewer on every receipt's
+/// path (bench/README, "fewer hops").
 ///
-/// It never waits and never queues: with no ledger connected, or libzmq's
-/// queue full, the answer goes back through the pool as before, and the
-/// gateway records it. Only ledgers connected now take messages
+/// It never waits and never queues: with no ledger connected that has
+/// answered a probe lately (an old ledger never does), or libzmq's queue
+/// full, the answer goes back through the pool as before, and the gateway
+/// records it. Ledgers take turns. Only ledgers connected now take messages
 /// (`ZMQ_IMMEDIATE`), so a ledger that is down holds no result.
 final class LedgerHandoffSender: Service, Sendable {
-    private let socket: ZMQSocketLoop
+    /// One per ledger, in the order of the endpoints.
+    private let links: [HandoffLink]
     /// `STOREKEEPER_LEDGER_ENDPOINT`, which a gateway's request must name too.
     private let ledgers: Set<String>
+    /// The next ledger's turn.
+    private let turn = Atomic<UInt>(0)
     private let clock: WallClock
     private let handedOver: Counter
     private let answeredInstead: Counter
@@ -36,15 +40,7 @@ final class LedgerHandoffSender: Service, Sendable {
     ) {
         ledgers = Set(endpoints)
         self.clock = clock
-        socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
-            try socket.setLinger(milliseconds: 0)
-            try socket.setImmediate(true)
-            try socket.setSendHighWaterMark(100_000)
-            try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 1_000)
-            // A ledger that died without closing its connection is found in 3 s, and skipped.
-            try socket.setHeartbeat(intervalMilliseconds: 1_000, timeoutMilliseconds: 3_000, ttlMilliseconds: 6_000)
-            for endpoint in endpoints { try socket.connect(endpoint) }
-        }
+        links = ledgers.sorted().map { HandoffLink(context: context, endpoint: $0, clock: clock, logger: logger) }
         let label = "storekeeper_verifier_ledger_handoffs_total"
         handedOver = Counter(label: label, dimensions: [("outcome", "handed_over")], factory: metricsFactory)
         answeredInstead = Counter(label: label, dimensions: [("outcome", "answered")], factory: metricsFactory)
@@ -54,15 +50,22 @@ final class LedgerHandoffSender: Service, Sendable {
 
     func run() async throws {
         try await runUntilGracefulShutdown { group in
-            group.addTask { try await self.socket.run() }
+            for link in self.links { group.addTask { try await link.socket.run() } }
         }
+    }
+
+    /// Whether some ledger takes hand-overs now (tests, diagnostics).
+    var anyLedgerVouchedFor: Bool {
+        let now = clock.now()
+        return links.contains { $0.isVouchedFor(atMs: now) }
     }
 
     /// `PoolWorker.HandOff`: sends the record `answer` stands for to a ledger,
     /// when `request` asked for that and `answer` has something to record;
     /// true when it went.
     @Sendable func handOff(_ request: Envelope, answer: Envelope, requestID: UInt64) -> Bool {
-        switch Self.decide(request, answer: answer, ledgers: ledgers, nowMs: clock.now()) {
+        let now = clock.now()
+        switch Self.decide(request, answer: answer, ledgers: ledgers, nowMs: now) {
         case .notAsked:
             return false
         case .otherLedgers(let named):
@@ -77,11 +80,23 @@ final class LedgerHandoffSender: Service, Sendable {
             answeredInstead.increment()
             return false
         case .send(let route, let record):
-            let frames = RequestFrame.encodeHandOff(route: route, correlation: requestID, payload: record.frame())
-            let sent = (try? socket.trySend(frames)) ?? false
+            let sent = send(RequestFrame.encodeHandOff(route: route, correlation: requestID, payload: record.frame()), atMs: now)
             (sent ? handedOver : answeredInstead).increment()
             return sent
         }
+    }
+
+    /// To the first ledger, from this turn on, that is vouched for and takes it now.
+    /// Every ledger is probed on the way if due, so a vouch is renewed before it ends.
+    private func send(_ frames: [[UInt8]], atMs now: Int64) -> Bool {
+        let first = turn.wrappingAdd(1, ordering: .relaxed).oldValue
+        var sent = false
+        for offset in 0..<links.count {
+            let link = links[Int((first &+ UInt(offset)) % UInt(links.count))]
+            link.probeIfDue(atMs: now)
+            if !sent, link.isVouchedFor(atMs: now) { sent = link.trySend(frames) }
+        }
+        return sent
     }
 
     /// What becomes of an answer to a request that may ask for a hand-over.
