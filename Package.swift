@@ -301,7 +301,7 @@ let package = Package(
             name: "VerifierTests",
             dependencies: [
                 "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS", "CallGates",
-                "ZeroMQ", "ZeroMQTestSupport", "LedgerClient", "Timekeeping",
+                "ZeroMQ", "ZeroMQTestSupport", "LedgerClient",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

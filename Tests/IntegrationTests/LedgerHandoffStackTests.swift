@@ -39,9 +39,10 @@ struct LedgerHandoffStackTests {
     @Test func verifiersOnTheGatewaysLedgerHandReceiptsToIt() async throws {
         try await StackHarness.run { stack in
             try await recordTwice(stack, user: "handed-1")
-            // Every receipt was asked for. Each went to the ledger unless its verifier's ledger
-            // socket had not connected yet (libzmq connects in the background), so at least the
-            // replays, sent after the first answers, did.
+            // Every receipt was asked for. Each went to the ledger unless it was answered before
+            // its verifier's first probe was (libzmq connects in the background): the pool takes
+            // turns over the two verifiers, so at least the replays, sent after the first answers,
+            // found their ledger vouched for.
             let handed = try await stack.verifierCounter(Self.counter, labels: "outcome=\"handed_over\"")
             let answered = try await stack.verifierCounter(Self.counter, labels: "outcome=\"answered\"")
             #expect(handed + answered == 4)

@@ -142,8 +142,10 @@ import ZeroMQTestSupport
                 answer = try await probing.receive(within: .milliseconds(100))
             }
             let frames = try #require(answer, "answered")
-            let (_, payload) = try #require(RequestFrame.decodeHandedOverAnswer(frames))
-            guard case .failure(let failure) = try Envelope(frame: payload).body else {
+            let (correlation, payload) = try #require(RequestFrame.decodeHandedOverAnswer(frames))
+            let refusal = try Envelope(frame: payload)
+            #expect(correlation == 0 && refusal.requestID == HandoffLink.probeRequestID, "what HandoffLink takes as its answer")
+            guard case .failure(let failure) = refusal.body else {
                 Issue.record("a probe is refused as not a record")
                 return
             }

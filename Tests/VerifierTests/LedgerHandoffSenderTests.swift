@@ -2,8 +2,8 @@ import Contracts
 import Foundation
 import LedgerClient
 import Logging
+import Synchronization
 import Testing
-import Timekeeping
 import ZeroMQ
 import ZeroMQTestSupport
 
@@ -104,11 +104,13 @@ import ZeroMQTestSupport
         func serve(for limit: Duration) async throws {
             while let message = try await socket.receive(within: limit) {
                 let (route, correlation, payload) = try #require(RequestFrame.decodeHandOff(message.dropFirst()))
-                guard case .recordRequest(let record) = try Envelope(frame: payload).body else {
+                let envelope = try Envelope(frame: payload)
+                guard case .recordRequest(let record) = envelope.body else {
                     probes += 1
                     #expect(route == message[0], "a probe names its own socket")
                     if answersProbes {
-                        let failure = Envelope(requestID: "p", body: .failure(ServiceFailure(.internalError, message: "not a record")))
+                        let failure = Envelope(
+                            requestID: envelope.requestID, body: .failure(ServiceFailure(.internalError, message: "not a record")))
                         #expect(try socket.send([route] + RequestFrame.encodeHandedOverAnswer(correlation: correlation, payload: failure.frame())))
                     }
                     continue
@@ -134,11 +136,13 @@ import ZeroMQTestSupport
         return ((0..<count).map { "ipc://\(directory.path)/ledger-\($0)" }, directory)
     }
 
-    /// Hands over until one goes, serving the ledgers between tries; true when one went.
+    /// Receipts arriving and answered until one is handed over, serving the
+    /// ledgers between tries; true when one went.
     static func handOffOnce(
         _ sender: LedgerHandoffSender, _ request: Envelope, id: UInt64, serving ledgers: [FakeLedger]
     ) async throws -> Bool {
         for _ in 0..<1_000 {
+            sender.prepare(request)  // as the request arrives: probes what is due
             if sender.handOff(request, answer: result(), requestID: id) { return true }
             for ledger in ledgers { try await ledger.serve(for: .milliseconds(5)) }
         }
@@ -182,12 +186,13 @@ import ZeroMQTestSupport
             let old = try FakeLedger(context: context, endpoint: endpoints[0], answersProbes: false)
             let request = Self.request(ledgers: endpoints, deadlineMilliseconds: 0)
             // Alone, the old ledger hears probes (it is connected) and never a record.
-            let started = WallClock.system.now()
+            let started = HandoffLink.monotonicMs()
             for id in 0..<50 as Range<UInt64> {
+                sender.prepare(request)
                 #expect(!sender.handOff(request, answer: Self.result(), requestID: id))
                 try await old.serve(for: .milliseconds(20))
             }
-            let elapsedMs = WallClock.system.now() - started
+            let elapsedMs = HandoffLink.monotonicMs() - started
             #expect(old.probes >= 2, "probed again while unanswered")
             #expect(old.probes <= Int(elapsedMs / HandoffLink.probeSpacingMs) + 1, "spaced out, not one per receipt")
             #expect(!sender.anyLedgerVouchedFor)
@@ -204,5 +209,24 @@ import ZeroMQTestSupport
             new.socket.close()
             old.socket.close()
         }
+    }
+
+    @Test func aProbeIsDueWithoutAVouchOrNearItsEndAndNeverTwiceWithinItsSpacing() {
+        let clock = Mutex<Int64>(0)
+        let link = HandoffLink(
+            context: ZMQContext(), endpoint: "ipc:///nowhere", now: { clock.withLock { $0 } }, logger: Logger(label: "test"))
+        #expect(!link.isVouchedFor(atMs: 0))
+        #expect(link.probeIfDue(atMs: 0), "never vouched for: probe")
+        #expect(!link.probeIfDue(atMs: HandoffLink.probeSpacingMs - 1), "spaced out")
+        #expect(link.probeIfDue(atMs: HandoffLink.probeSpacingMs))
+        link.vouch(atMs: 1_000)
+        let end = 1_000 + HandoffLink.vouchMs
+        #expect(link.isVouchedFor(atMs: 1_000) && link.isVouchedFor(atMs: end - 1))
+        #expect(!link.isVouchedFor(atMs: end), "a vouch lapses")
+        #expect(!link.probeIfDue(atMs: end - HandoffLink.renewWithinMs - 1), "vouched, and not near its end")
+        #expect(link.probeIfDue(atMs: end - HandoffLink.renewWithinMs), "renewed before it lapses")
+        #expect(!link.probeIfDue(atMs: end - HandoffLink.renewWithinMs + 1))
+        clock.withLock { $0 = 5_000 }
+        #expect(link.now() == 5_000, "the clock it was given")
     }
 }

@@ -59,7 +59,11 @@ public enum VerifierApplication {
             // Requests run on the curl loop's thread: most of their work is calls to Apple through it.
             PoolWorker(
                 context: zmq, endpoint: endpoint, capacity: capacity, taskExecutor: client.taskExecutor,
-                logger: context.logger, handOff: ledgers.handOff, handler: handler.handle)
+                logger: context.logger, handOff: ledgers.handOff
+            ) { request in
+                ledgers.prepare(request)
+                return await handler.handle(request)
+            }
         }
         context.logger.info(
             "verifier configured",

@@ -14,13 +14,13 @@ import ZeroMQ
 /// itself: one ZeroMQ hop and its thread wake-ups fewer on every receipt's
 /// path (bench/README, "fewer hops").
 ///
-/// It never waits and never queues: with no ledger connected that has
-/// answered a probe lately (an old ledger never does), or libzmq's queue
-/// full, the answer goes back through the pool as before, and the gateway
-/// records it. Ledgers take turns. Only ledgers connected now take messages
-/// (`ZMQ_IMMEDIATE`), so a ledger that is down holds no result.
+/// It never waits and never queues: with no ledger connected that a probe's
+/// answer vouches for (an old ledger never answers), or libzmq's queue full,
+/// the answer goes back through the pool as before, and the gateway records
+/// it. The ledgers vouched for take turns. Only ledgers connected now take
+/// messages (`ZMQ_IMMEDIATE`), so a ledger that is down holds no result.
 final class LedgerHandoffSender: Service, Sendable {
-    /// One per ledger, in the order of the endpoints.
+    /// One per ledger, in the sorted order of the endpoints.
     private let links: [HandoffLink]
     /// `STOREKEEPER_LEDGER_ENDPOINT`, which a gateway's request must name too.
     private let ledgers: Set<String>
@@ -40,7 +40,7 @@ final class LedgerHandoffSender: Service, Sendable {
     ) {
         ledgers = Set(endpoints)
         self.clock = clock
-        links = ledgers.sorted().map { HandoffLink(context: context, endpoint: $0, clock: clock, logger: logger) }
+        links = ledgers.sorted().map { HandoffLink(context: context, endpoint: $0, logger: logger) }
         let label = "storekeeper_verifier_ledger_handoffs_total"
         handedOver = Counter(label: label, dimensions: [("outcome", "handed_over")], factory: metricsFactory)
         answeredInstead = Counter(label: label, dimensions: [("outcome", "answered")], factory: metricsFactory)
@@ -55,17 +55,21 @@ final class LedgerHandoffSender: Service, Sendable {
     }
 
     /// Whether some ledger takes hand-overs now (tests, diagnostics).
-    var anyLedgerVouchedFor: Bool {
-        let now = clock.now()
-        return links.contains { $0.isVouchedFor(atMs: now) }
+    var anyLedgerVouchedFor: Bool { links.contains { $0.isVouchedFor(atMs: $0.now()) } }
+
+    /// As a request arrives, before it is verified: if it asks for a
+    /// hand-over, probes each ledger whose vouch is missing or about to end,
+    /// so that the answer is back by the time the result is.
+    @Sendable func prepare(_ request: Envelope) {
+        guard case .verifyRequest(let verify) = request.body, verify.hasLedgerHandoff else { return }
+        for link in links { link.probeIfDue(atMs: link.now()) }
     }
 
     /// `PoolWorker.HandOff`: sends the record `answer` stands for to a ledger,
     /// when `request` asked for that and `answer` has something to record;
     /// true when it went.
     @Sendable func handOff(_ request: Envelope, answer: Envelope, requestID: UInt64) -> Bool {
-        let now = clock.now()
-        switch Self.decide(request, answer: answer, ledgers: ledgers, nowMs: now) {
+        switch Self.decide(request, answer: answer, ledgers: ledgers, nowMs: clock.now()) {
         case .notAsked:
             return false
         case .otherLedgers(let named):
@@ -80,23 +84,26 @@ final class LedgerHandoffSender: Service, Sendable {
             answeredInstead.increment()
             return false
         case .send(let route, let record):
-            let sent = send(RequestFrame.encodeHandOff(route: route, correlation: requestID, payload: record.frame()), atMs: now)
+            let sent = send { RequestFrame.encodeHandOff(route: route, correlation: requestID, payload: record.frame()) }
             (sent ? handedOver : answeredInstead).increment()
             return sent
         }
     }
 
-    /// To the first ledger, from this turn on, that is vouched for and takes it now.
-    /// Every ledger is probed on the way if due, so a vouch is renewed before it ends.
-    private func send(_ frames: [[UInt8]], atMs now: Int64) -> Bool {
-        let first = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-        var sent = false
-        for offset in 0..<links.count {
-            let link = links[Int((first &+ UInt(offset)) % UInt(links.count))]
-            link.probeIfDue(atMs: now)
-            if !sent, link.isVouchedFor(atMs: now) { sent = link.trySend(frames) }
+    /// To a ledger vouched for now, taking turns among those, or the next one
+    /// if libzmq refuses it; `frames` is built only when there is one.
+    private func send(_ frames: () -> [[UInt8]]) -> Bool {
+        if links.count == 1 {  // the usual case, without the list below
+            return links[0].isVouchedFor(atMs: links[0].now()) && links[0].trySend(frames())
         }
-        return sent
+        let vouched = links.indices.filter { links[$0].isVouchedFor(atMs: links[$0].now()) }
+        guard !vouched.isEmpty else { return false }
+        let message = frames()
+        let first = Int(turn.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(vouched.count))
+        for offset in 0..<vouched.count where links[vouched[(first + offset) % vouched.count]].trySend(message) {
+            return true
+        }
+        return false
     }
 
     /// What becomes of an answer to a request that may ask for a hand-over.
