@@ -2,6 +2,7 @@ import Contracts
 import LedgerClient
 import Logging
 import Synchronization
+import Timekeeping
 import ZeroMQ
 
 /// The verifier's socket to one ledger for hand-overs, and whether that
@@ -32,7 +33,6 @@ final class HandoffLink: Sendable {
     /// The request id of a probe, which its answer carries (with correlation id 0).
     static let probeRequestID = "ledger-handoff-probe"
 
-    let endpoint: String
     let socket: ZMQSocketLoop
     /// This socket's routing id, which probes name as the route to answer.
     let routingID: [UInt8]
@@ -43,7 +43,6 @@ final class HandoffLink: Sendable {
 
     init(context: ZMQContext, endpoint: String, now: @escaping @Sendable () -> Int64 = HandoffLink.monotonicMs, logger: Logger) {
         let routingID = Array("verifier-".utf8) + (0..<16).map { _ in UInt8.random(in: 0...255) }
-        self.endpoint = endpoint
         self.routingID = routingID
         self.now = now
         socket = ZMQSocketLoop(context: context, type: .dealer, logger: logger) { socket in
@@ -60,10 +59,7 @@ final class HandoffLink: Sendable {
         socket.handleEachMessage { [weak self] message in self?.heard(message) }
     }
 
-    static func monotonicMs() -> Int64 {
-        let elapsed = ContinuousClock.now - origin
-        return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-    }
+    static func monotonicMs() -> Int64 { (ContinuousClock.now - origin).milliseconds }
 
     private static let origin = ContinuousClock.now
 
