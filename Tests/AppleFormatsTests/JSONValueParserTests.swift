@@ -1,4 +1,5 @@
 import Foundation
+import PropertyBased
 import Testing
 
 @testable import AppleFormats
@@ -31,6 +32,23 @@ import Testing
         #expect(value["e"] == .object([:]))
         #expect(value["f"] == .array([]))
         #expect(value["g"] == .double(9_223_372_036_854_775_808))
+    }
+
+    @Test func anyStringReadsBackAsJSONEncoderWroteIt() async {
+        await propertyCheck(count: 500, input: Gen.uint8(in: 0...0x7F).array(of: 0...70)) { ascii in
+            let text = String(decoding: ascii, as: UTF8.self) + "é"
+            guard let written = try? JSONEncoder().encode([text]) else { return }
+            #expect((try? JSONValueParser.parse(Array(written))) == .array([.string(text)]))
+        }
+    }
+
+    @Test func aControlCharacterOrAnEndInsideAStringIsRefusedWhereItIs() {
+        for place in 0..<20 {
+            var text = Array(#""aaaaaaaaaaaaaaaaaaaa""#.utf8)
+            text[place + 1] = 0x0A
+            #expect(throws: JSONValueParser.Invalid(offset: place + 1)) { try JSONValueParser.parse(text) }
+            #expect(throws: JSONValueParser.Invalid(offset: place + 1)) { try JSONValueParser.parse(Array(text[...place])) }
+        }
     }
 
     @Test func nestedObjectsKeepTheirOwnMembers() throws {

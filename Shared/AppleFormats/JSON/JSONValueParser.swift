@@ -145,11 +145,7 @@ public struct JSONValueParser {
         index += 1  // opening quote
         let start = index
         // The common case, no escapes: the bytes straight into the string.
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-            guard bytes[index] >= 0x20 else { throw invalid }
-            index += 1
-        }
-        guard index < bytes.count else { throw invalid }
+        try skipPlainRun()
         if bytes[index] == UInt8(ascii: "\"") {
             index += 1
             return String(decoding: bytes[start..<index - 1], as: UTF8.self)
@@ -171,15 +167,19 @@ public struct JSONValueParser {
             default: throw invalid
             }
             index += 1
-            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-                guard bytes[index] >= 0x20 else { throw invalid }
-                utf8.append(bytes[index])
-                index += 1
-            }
-            guard index < bytes.count else { throw invalid }
+            let run = index
+            try skipPlainRun()
+            utf8 += bytes[run..<index]
         }
         index += 1  // closing quote
         return String(decoding: utf8, as: UTF8.self)
+    }
+
+    /// Moves index over a string's bytes up to its next `"` or `\`; throws
+    /// at a control character or the end of the text.
+    private mutating func skipPlainRun() throws(Invalid) {
+        index = bytes.withUnsafeBufferPointer { JSONPlainRun.endForReading($0, from: index) }
+        guard index < bytes.count, bytes[index] >= 0x20 else { throw invalid }
     }
 
     /// `\uXXXX` (index on the `u`), a surrogate pair as one scalar; its UTF-8. Leaves index on the last hex digit.

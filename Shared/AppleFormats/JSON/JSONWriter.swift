@@ -123,8 +123,11 @@ public struct JSONWriter: Sendable {
         var value = value
         value.withUTF8 { text in
             var runStart = 0
-            for (index, byte) in text.enumerated() where needsEscape(byte) {
+            while true {
+                let index = JSONPlainRun.endForWriting(text, from: runStart)
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
+                guard index < text.count else { break }
+                let byte = text[index]
                 runStart = index + 1
                 out.append(UInt8(ascii: "\\"))
                 switch byte {
@@ -140,13 +143,8 @@ public struct JSONWriter: Sendable {
                     out.append(hexDigits[Int(byte & 0x0F)])
                 }
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
         }
         out.append(UInt8(ascii: "\""))
-    }
-
-    private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
