@@ -33,7 +33,7 @@ enum ReceiptDataNormalizer {
         while cleaned.last == UInt8(ascii: "=") { cleaned.removeLast() }
         if !padded { cleaned += ReceiptEnds.restoredPluses(after: cleaned, trailingSpaces: trailingSpaces) }
         guard !cleaned.isEmpty else { throw .badEncoding("receipt_data is empty") }
-        guard cleaned.allSatisfy(isBase64Alphabet) else {
+        guard cleaned.allSatisfy(Base64AlphabetScan.isInAlphabet) else {
             throw .badEncoding("receipt_data is not base64")
         }
         guard cleaned.count % 4 != 1 else { throw .badEncoding("receipt_data has a truncated base64 length") }
@@ -52,7 +52,7 @@ enum ReceiptDataNormalizer {
             guard !bytes.isEmpty, bytes.count % 4 == 0 else { return false }
             let padding = bytes[bytes.count - 1] != UInt8(ascii: "=") ? 0 : bytes[bytes.count - 2] != UInt8(ascii: "=") ? 1 : 2
             let unpadded = UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - padding)])
-            return unpadded.allSatisfy(isBase64Alphabet) && hasCanonicalEnd(unpadded)
+            return Base64AlphabetScan.holdsOnlyAlphabet(unpadded) && hasCanonicalEnd(unpadded)
         }
     }
 
@@ -83,15 +83,6 @@ enum ReceiptDataNormalizer {
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"), 0x0B, 0x0C: true
-        default: false
-        }
-    }
-
-    private static func isBase64Alphabet(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-            true
         default: false
         }
     }
