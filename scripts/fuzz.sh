@@ -23,8 +23,10 @@ build() {  # name, sources...
 swiftc -sanitize=address -parse-as-library -O -module-name Contracts -emit-module -emit-module-path "$work/Contracts.swiftmodule" \
   -emit-library -static -o "$work/libContracts.a" Shared/Contracts/FailureCode.swift
 
-build JSONValueParser Shared/AppleFormats/JSON/JSONValueParser.swift Shared/AppleFormats/JSON/JSONValue.swift
+build JSONValueParser Shared/AppleFormats/JSON/JSONValueParser.swift Shared/AppleFormats/JSON/JSONValue.swift \
+  Shared/AppleFormats/JSON/JSONPlainRun.swift
 build ReceiptDataNormalizer Services/Gateway/Sources/Intake/ReceiptDataNormalizer.swift Services/Gateway/Sources/Intake/ReceiptEnds.swift \
+  Services/Gateway/Sources/Intake/Base64AlphabetScan.swift \
   Services/Gateway/Sources/Intake/IntakeError.swift -L "$work" -lContracts
 
 for target in JSONValueParser:json ReceiptDataNormalizer:receipt; do

@@ -1,7 +1,8 @@
-import AppleFormats
 import Foundation
 import PropertyBased
 import Testing
+
+@testable import AppleFormats
 
 @Suite("JSONPlainRun: eight bytes at a time, the same answer as one at a time")
 struct JSONPlainRunTests {
@@ -35,6 +36,31 @@ struct JSONPlainRunTests {
                 let forReading = bytes.withUnsafeBufferPointer { JSONPlainRun.endForReading($0, from: 0) }
                 #expect(forWriting == place)
                 #expect(forReading == (ending == UInt8(ascii: "/") ? 40 : place))
+            }
+        }
+    }
+
+    /// Eight bytes as one little-endian word, the first byte lowest.
+    static func word(_ bytes: [UInt8]) -> UInt64 {
+        bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+    }
+
+    @Test func aWordOfBytesThatEndNoRunRaisesNoFlag() async {
+        let plain: [UInt8] = [0x20, 0x21, 0x23, 0x2E, 0x30, 0x41, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xAF, 0xDC, 0xFF]
+        await propertyCheck(count: 1_000, input: Gen.int(in: 0...(plain.count - 1)).array(of: 8)) { picks in
+            let word = Self.word(picks.map { plain[$0] })
+            #expect(JSONPlainRun.endFlags(word, escapingSlash: false) == 0)
+            #expect(JSONPlainRun.endFlags(word, escapingSlash: true) == 0)
+        }
+    }
+
+    @Test func theLowestFlagIsTheFirstByteThatEndsTheRun() async {
+        let byte = Gen.int(in: 0...(Self.awkward.count - 1)).map { Self.awkward[$0] }
+        await propertyCheck(count: 2_000, input: byte.array(of: 8)) { bytes in
+            for escapingSlash in [false, true] {
+                let flags = JSONPlainRun.endFlags(Self.word(bytes), escapingSlash: escapingSlash)
+                let expected = Self.expectedEnd(bytes, from: 0, escapingSlash: escapingSlash)
+                #expect((flags == 0 ? 8 : flags.trailingZeroBitCount / 8) == expected, "\(bytes)")
             }
         }
     }

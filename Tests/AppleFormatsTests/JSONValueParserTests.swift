@@ -37,7 +37,7 @@ import Testing
     @Test func anyStringReadsBackAsJSONEncoderWroteIt() async {
         await propertyCheck(count: 500, input: Gen.uint8(in: 0...0x7F).array(of: 0...70)) { ascii in
             let text = String(decoding: ascii, as: UTF8.self) + "é"
-            guard let written = try? JSONEncoder().encode([text]) else { return }
+            let written = try #require(try? JSONEncoder().encode([text]))
             #expect((try? JSONValueParser.parse(Array(written))) == .array([.string(text)]))
         }
     }
@@ -48,6 +48,13 @@ import Testing
             text[place + 1] = 0x0A
             #expect(throws: JSONValueParser.Invalid(offset: place + 1)) { try JSONValueParser.parse(text) }
             #expect(throws: JSONValueParser.Invalid(offset: place + 1)) { try JSONValueParser.parse(Array(text[...place])) }
+        }
+        // The same after an escape, in the run that follows it.
+        for place in 0..<20 {
+            var text = Array(#""\naaaaaaaaaaaaaaaaaaaa""#.utf8)
+            text[place + 3] = 0x0A
+            #expect(throws: JSONValueParser.Invalid(offset: place + 3)) { try JSONValueParser.parse(text) }
+            #expect(throws: JSONValueParser.Invalid(offset: place + 3)) { try JSONValueParser.parse(Array(text[...(place + 2)])) }
         }
     }
 

@@ -10,9 +10,10 @@
 /// measured at 45 a byte here: its generic lane loops did not vectorize.)
 ///
 /// Each test below is the classic "does this word hold a byte that..." bit
-/// trick, exact for the question whether any byte does: a borrow starts only
-/// at a byte that matches, and bytes of 0x80 and above (UTF-8 beyond ASCII)
-/// never set the flag. The byte itself is then found one at a time.
+/// trick. A borrow starts only at a byte that matches, so a flag can be
+/// wrong only above a byte that truly matches, and bytes of 0x80 and above
+/// (UTF-8 beyond ASCII) never set one: the lowest flag is the first byte
+/// that ends the run.
 public enum JSONPlainRun {
     /// The first index from `start` whose byte ends a plain run when reading
     /// JSON: `"`, `\` or a control character (which a string may not hold);
@@ -30,18 +31,28 @@ public enum JSONPlainRun {
 
     @inline(__always)
     private static func end(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, escapingSlash: Bool) -> Int {
+        precondition(start >= 0 && start <= bytes.count, "start out of the buffer")
         guard let base = bytes.baseAddress else { return bytes.count }
         let raw = UnsafeRawPointer(base)
         var index = start
         while index + 8 <= bytes.count {
+            // Little-endian, whatever the machine: the first byte is the lowest.
             let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            var flags = below(word, 0x20) | zeroByte(word ^ broadcast(0x22)) | zeroByte(word ^ broadcast(0x5C))
-            if escapingSlash { flags |= zeroByte(word ^ broadcast(0x2F)) }
-            if flags & highBits != 0 { break }
+            let flags = endFlags(word, escapingSlash: escapingSlash)
+            if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
             index += 8
         }
         while index < bytes.count, !ends(bytes[index], escapingSlash: escapingSlash) { index += 1 }
         return index
+    }
+
+    /// The high bit of each byte of `word` that may end a run (bytes in
+    /// memory order from the lowest); the lowest one set surely does.
+    @inline(__always)
+    static func endFlags(_ word: UInt64, escapingSlash: Bool) -> UInt64 {
+        var flags = below(word, 0x20) | zeroByte(word ^ broadcast(0x22)) | zeroByte(word ^ broadcast(0x5C))
+        if escapingSlash { flags |= zeroByte(word ^ broadcast(0x2F)) }
+        return flags
     }
 
     @inline(__always)
@@ -56,11 +67,11 @@ public enum JSONPlainRun {
     @inline(__always)
     private static func broadcast(_ byte: UInt8) -> UInt64 { lowBits &* UInt64(byte) }
 
-    /// High bits set where a byte of `word` may be zero (exact as to whether one is).
+    /// The high bit of each byte of `word` that may be zero.
     @inline(__always)
-    private static func zeroByte(_ word: UInt64) -> UInt64 { (word &- lowBits) & ~word }
+    private static func zeroByte(_ word: UInt64) -> UInt64 { (word &- lowBits) & ~word & highBits }
 
-    /// High bits set where a byte of `word` may be below `limit` (at most 0x80; exact as to whether one is).
+    /// The high bit of each byte of `word` that may be below `limit` (at most 0x80).
     @inline(__always)
-    private static func below(_ word: UInt64, _ limit: UInt8) -> UInt64 { (word &- broadcast(limit)) & ~word }
+    private static func below(_ word: UInt64, _ limit: UInt8) -> UInt64 { (word &- broadcast(limit)) & ~word & highBits }
 }
