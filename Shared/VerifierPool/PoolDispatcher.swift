@@ -108,8 +108,10 @@ public struct PoolDispatcher: Sendable {
 
     /// A reply: true if it is the first for that request (deliver it), false for a duplicate.
     public mutating func replied(_ request: RequestID, from worker: WorkerID, now: ContinuousClock.Instant) -> (deliver: Bool, dispatches: [Dispatch]) {
-        workers[worker]?.lastSeen = now
-        workers[worker]?.inFlight.remove(request)
+        if let index = workers.index(forKey: worker) {
+            workers.values[index].lastSeen = now
+            workers.values[index].inFlight.remove(request)
+        }
         let first = assigned.removeValue(forKey: request) != nil || queue.contains { $0.id == request }
         queue.removeAll { $0.id == request }
         return (first, dispatch(now: now))
@@ -166,24 +168,37 @@ public struct PoolDispatcher: Sendable {
     /// Gives queued requests to the workers with the most free credits.
     private mutating func dispatch(now: ContinuousClock.Instant) -> [Dispatch] {
         var dispatches: [Dispatch] = []
-        while !queue.isEmpty {
-            guard let (id, _) = workers.filter({ $0.value.credits > 0 }).max(by: Self.preferred)
-            else { break }
+        while !queue.isEmpty, let index = preferredWorker() {
             let next = queue.removeFirst()
             dispatchCount += 1
-            workers[id]?.lastDispatch = dispatchCount
-            workers[id]?.inFlight.insert(next.id)
+            let id = workers.keys[index]
+            workers.values[index].lastDispatch = dispatchCount
+            workers.values[index].inFlight.insert(next.id)
             assigned[next.id] = (id, next.deadline)
             dispatches.append(Dispatch(worker: id, request: next.id))
         }
         return dispatches
     }
 
-    /// True when `b` is to be given work before `a`: more free credits, then
-    /// given work less recently, then the lower identity.
-    private static func preferred(_ a: (key: WorkerID, value: Worker), _ b: (key: WorkerID, value: Worker)) -> Bool {
-        if a.value.credits != b.value.credits { return a.value.credits < b.value.credits }
-        if a.value.lastDispatch != b.value.lastDispatch { return a.value.lastDispatch > b.value.lastDispatch }
-        return b.key.lexicographicallyPrecedes(a.key)
+    /// The worker with free credits to give work to next, in one pass over
+    /// the workers in place: a filtered copy of them cost a dictionary, with
+    /// every key hashed again, per request (about 10,000 instructions of the
+    /// gateway's 350,000 per verification under callgrind).
+    private func preferredWorker() -> Dictionary<WorkerID, Worker>.Index? {
+        var best: Dictionary<WorkerID, Worker>.Index?
+        for index in workers.indices where workers.values[index].credits > 0 {
+            if let current = best, !precedes(index, current) { continue }
+            best = index
+        }
+        return best
+    }
+
+    /// Whether the worker at `a` is given work before the one at `b`: more
+    /// free credits, then given work less recently, then the lower identity.
+    private func precedes(_ a: Dictionary<WorkerID, Worker>.Index, _ b: Dictionary<WorkerID, Worker>.Index) -> Bool {
+        let (first, second) = (workers.values[a], workers.values[b])
+        if first.credits != second.credits { return first.credits > second.credits }
+        if first.lastDispatch != second.lastDispatch { return first.lastDispatch < second.lastDispatch }
+        return workers.keys[a].lexicographicallyPrecedes(workers.keys[b])
     }
 }
