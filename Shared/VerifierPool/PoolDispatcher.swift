@@ -45,6 +45,7 @@ public struct PoolDispatcher: Sendable {
 
     public let deadAfter: Duration
     private var workers: [WorkerID: Worker] = [:]
+    private typealias WorkerIndex = Dictionary<WorkerID, Worker>.Index
     private var queue: [Pending] = []
     private var assigned: [RequestID: (worker: WorkerID, deadline: ContinuousClock.Instant)] = [:]
 
@@ -184,8 +185,8 @@ public struct PoolDispatcher: Sendable {
     /// the workers in place: a filtered copy of them cost a dictionary, with
     /// every key hashed again, per request (about 10,000 instructions of the
     /// gateway's 350,000 per verification under callgrind).
-    private func preferredWorker() -> Dictionary<WorkerID, Worker>.Index? {
-        var best: Dictionary<WorkerID, Worker>.Index?
+    private func preferredWorker() -> WorkerIndex? {
+        var best: WorkerIndex?
         for index in workers.indices where workers.values[index].credits > 0 {
             if let current = best, !precedes(index, current) { continue }
             best = index
@@ -195,7 +196,7 @@ public struct PoolDispatcher: Sendable {
 
     /// Whether the worker at `a` is given work before the one at `b`: more
     /// free credits, then given work less recently, then the lower identity.
-    private func precedes(_ a: Dictionary<WorkerID, Worker>.Index, _ b: Dictionary<WorkerID, Worker>.Index) -> Bool {
+    private func precedes(_ a: WorkerIndex, _ b: WorkerIndex) -> Bool {
         let (first, second) = (workers.values[a], workers.values[b])
         if first.credits != second.credits { return first.credits > second.credits }
         if first.lastDispatch != second.lastDispatch { return first.lastDispatch < second.lastDispatch }
