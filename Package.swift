@@ -278,7 +278,7 @@ let package = Package(
         .testTarget(
             name: "CurlHTTPTests",
             dependencies: [
-                "CurlHTTP", "CurlHTTPTestSupport", "StorekeeperCore",
+                "CurlHTTP", "CurlHTTPTestSupport", "StorekeeperCore", "OSThread", "ZeroMQTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -327,7 +327,7 @@ let package = Package(
             name: "VerifierPoolTests",
             dependencies: [
                 "VerifierPool", "ZeroMQ", "ZeroMQTestSupport", "Contracts", "Timekeeping", "TaskOutcome", "CallGates",
-                "SeededRandom",
+                "SeededRandom", "CurlHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// // ServiceGroup(services: [client, verifier], ...)
 /// let response = try await client.execute(HTTPRequest(method: .post, url: url, body: body))
 /// ```
-public final class CurlHTTPClient: Service, Sendable {
+public final class CurlHTTPClient: Service, DescriptorHost, Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let shared: SharedState
@@ -80,6 +80,16 @@ public final class CurlHTTPClient: Service, Sendable {
             shared.cancel(id: id)
         }
         return try result.get()
+    }
+
+    /// Serves `guest` in the loop's turns (`DescriptorHost`): a verifier's
+    /// pool sockets, whose requests run on this loop anyway
+    /// (`taskExecutor`). Its descriptors wake the loop as curl's sockets do,
+    /// and a guest still attached when the loop stops is detached then.
+    /// Must not block, like anything on the loop. Adopted before `run()`, it
+    /// is attached when the loop starts; false once the loop has stopped.
+    public func adopt(_ guest: any DescriptorGuest) -> Bool {
+        shared.adopt(guest)
     }
 
     /// Requests waiting for a transfer slot (for tests and diagnostics).

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import OSThread
 import RequestReply
 import ServiceLifecycle
 import Synchronization
@@ -59,29 +60,31 @@ public final class PoolWorker: Service, Sendable {
     ///     runs, and asked for again every heartbeat.
     ///   - taskExecutor: where the requests' tasks run (the verifier's curl
     ///     loop, whose client they mostly call); nil for the global executor.
+    ///   - socketHost: the thread that serves the socket (the same curl loop:
+    ///     a request then wakes that thread alone); nil for a thread of its own.
     ///   - handOff: tried on every answer before it is sent back.
     public convenience init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration = .seconds(3),
-        taskExecutor: (any TaskExecutor)? = nil, logger: Logger, handOff: HandOff? = nil,
-        handler: @escaping Handler
+        taskExecutor: (any TaskExecutor)? = nil, socketHost: (any DescriptorHost)? = nil, logger: Logger,
+        handOff: HandOff? = nil, handler: @escaping Handler
     ) {
         self.init(
             context: context, endpoint: endpoint, capacity: capacity, gatewayDeadAfter: gatewayDeadAfter,
-            heartbeatInterval: .seconds(1), sendHighWaterMark: nil, taskExecutor: taskExecutor, logger: logger,
-            handOff: handOff, handler: handler)
+            heartbeatInterval: .seconds(1), sendHighWaterMark: nil, taskExecutor: taskExecutor,
+            socketHost: socketHost, logger: logger, handOff: handOff, handler: handler)
     }
 
     /// For tests: beats other than the protocol's second, and a queue to the
     /// gateway shorter than libzmq's 1,000 messages (nil), to fill it quickly.
     init(
         context: ZMQContext, endpoint: String, capacity: PoolCapacity, gatewayDeadAfter: Duration,
-        heartbeatInterval: Duration, sendHighWaterMark: Int?, taskExecutor: (any TaskExecutor)? = nil, logger: Logger,
-        handOff: HandOff? = nil, handler: @escaping Handler
+        heartbeatInterval: Duration, sendHighWaterMark: Int?, taskExecutor: (any TaskExecutor)? = nil,
+        socketHost: (any DescriptorHost)? = nil, logger: Logger, handOff: HandOff? = nil, handler: @escaping Handler
     ) {
         self.endpoint = endpoint
         self.handOff = handOff
         self.taskExecutor = taskExecutor
-        self.socket = ZMQSocketLoop(context: context, type: .dealer) { socket in
+        self.socket = ZMQSocketLoop(context: context, type: .dealer, host: socketHost) { socket in
             if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
             try socket.setLinger(milliseconds: 1_000)
             try socket.setReconnect(intervalMilliseconds: 100, maximumMilliseconds: 2_000)

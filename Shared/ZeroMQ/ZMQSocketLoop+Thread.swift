@@ -24,36 +24,56 @@ extension ZMQSocketLoop {
         var failure: (any Error)?
         if !locked.withLock({ $0.machine.stopRequested }) {
             do {
-                let socket = try ZMQSocket(context: context, type: type)
-                defer { socket.close() }
-                try configure(socket)
-                let signal = try socket.signalDescriptor
-                let shared = LockedSocket(socket)
-                let handler = locked.withLock { state in
-                    state.socket = shared
-                    return state.messageHandler
-                }
-                defer { locked.withLock { $0.socket = nil } }
-                logger.debug("ZeroMQ socket loop started")
-                try serve(socket, signal: signal, wakeup: wakeup, handler: handler)
-            } catch let error as ZMQError where error.isTerminated {
-                logger.debug("ZeroMQ context shut down: socket loop stopping")
+                let opened = try openSocket()
+                defer { closeSocket(opened.socket) }
+                try serve(opened.socket, signal: opened.signal, wakeup: wakeup, handler: opened.handler)
             } catch {
-                logger.debug("ZeroMQ socket loop failed", metadata: ["error": "\(error)"])
-                failure = error
+                failure = reportable(error)
             }
         }
         finish(failure)
     }
 
-    /// Turns until a stop is requested. Each turn reads the state and the
-    /// socket's events together, with the lock held; with nothing to do it
-    /// waits in `poll` (finite) on `ZMQ_FD` and the pipe, and turns again;
-    /// otherwise it sends and receives what can be without blocking. Reading
-    /// the events after every call on the socket (a direct `send` may have
-    /// been the last) and before every wait is what `ZMQ_FD`'s edge
-    /// signalling needs; a direct send that may have taken the signal wakes
-    /// the thread (`calledSocketDirectly`).
+    /// On the thread that will serve it: creates the socket, configures it
+    /// and shares it with direct senders. Closes it again when that fails.
+    func openSocket() throws -> (socket: ZMQSocket, signal: Int32, handler: MessageHandler?) {
+        let socket = try ZMQSocket(context: context, type: type)
+        let signal: Int32
+        do {
+            try configure(socket)
+            signal = try socket.signalDescriptor
+        } catch {
+            socket.close()
+            throw error
+        }
+        let shared = LockedSocket(socket)
+        let handler = locked.withLock { state in
+            state.socket = shared
+            return state.messageHandler
+        }
+        logger.debug("ZeroMQ socket loop started")
+        return (socket, signal, handler)
+    }
+
+    /// On the thread that served it: no direct sender touches it after this.
+    func closeSocket(_ socket: ZMQSocket) {
+        locked.withLock { $0.socket = nil }
+        socket.close()
+    }
+
+    /// What `run()` throws for `error`: nothing for the context's shutdown,
+    /// which stops a loop as `stop()` does.
+    func reportable(_ error: any Error) -> (any Error)? {
+        if let error = error as? ZMQError, error.isTerminated {
+            logger.debug("ZeroMQ context shut down: socket loop stopping")
+            return nil
+        }
+        logger.debug("ZeroMQ socket loop failed", metadata: ["error": "\(error)"])
+        return error
+    }
+
+    /// Turns until a stop is requested, waiting in `poll` (finite) on
+    /// `ZMQ_FD` and the pipe whenever a turn finds nothing to do.
     ///
     /// After a turn with traffic, the next `busyTurns` idle turns yield the
     /// core and look (time-out 0) instead of sleeping: a message just handed
@@ -63,16 +83,67 @@ extension ZMQSocketLoop {
     private func serve(
         _ socket: ZMQSocket, signal: Int32, wakeup: WakeupPipe, handler: MessageHandler?
     ) throws(ZMQError) {
-        // The last send would block: wait for ZMQ_POLLOUT before trying again.
+        var serving = ServingState()
+        while true {
+            guard case .idle(let hasOutgoing) = try turnUntilIdle(socket, &serving, handler: handler) else { return }
+            let timeout: Int
+            if serving.busyTurnsLeft > 0 {
+                serving.busyTurnsLeft -= 1
+                sched_yield()
+                timeout = 0
+            } else {
+                timeout = min(serving.retryMilliseconds(hasOutgoing: hasOutgoing) ?? .max, pollIntervalMilliseconds)
+            }
+            let ready = try ZMQPoller.readable([signal, wakeup.readEnd], timeoutMilliseconds: timeout)
+            if ready[1] { wakeup.drain() }
+            serving.waitEnded(hasOutgoing: hasOutgoing)
+        }
+    }
+
+    /// What serving the socket remembers from one turn to the next.
+    struct ServingState {
+        /// The last send would block: wait for ZMQ_POLLOUT before trying again.
         var sendBlocked = false
-        // ZMQ_POLLOUT said writable and still not one message went (a ROUTER
-        // with mandatory routing reports writable while one peer is at its
-        // high-water mark): retry on a short timer instead of spinning.
+        /// ZMQ_POLLOUT said writable and still not one message went (a ROUTER
+        /// with mandatory routing reports writable while one peer is at its
+        /// high-water mark): retry on a short timer instead of spinning.
         var pollOutUnreliable = false
-        // A wait ended (the retry timer, or any signal): try the blocked send once more.
+        /// A wait ended (the retry timer, or any signal): try the blocked send once more.
         var retryDue = false
         var busyTurnsLeft = 0
+
+        /// How long an idle socket may wait before it retries a blocked
+        /// send; nil when only a signal needs it.
+        func retryMilliseconds(hasOutgoing: Bool) -> Int? {
+            hasOutgoing && pollOutUnreliable ? ZMQSocketLoop.blockedRetryMilliseconds : nil
+        }
+
+        mutating func waitEnded(hasOutgoing: Bool) {
+            retryDue = hasOutgoing && pollOutUnreliable
+        }
+    }
+
+    /// How `turnUntilIdle` ended.
+    enum TurnsEnded {
+        case stop
+        /// Nothing to do without waiting; `hasOutgoing`: messages wait to go.
+        case idle(hasOutgoing: Bool)
+    }
+
+    /// Turns while there is work that needs no waiting. Each turn reads the
+    /// state and the socket's events together, with the lock held, then
+    /// sends and receives what can be without blocking. It returns only
+    /// after a turn that found nothing to do, so the events were read after
+    /// every call on the socket (a direct `send` may have been the last):
+    /// that is what `ZMQ_FD`'s edge signalling needs before a wait; a direct
+    /// send that may have taken the signal wakes the loop
+    /// (`calledSocketDirectly`).
+    func turnUntilIdle(
+        _ socket: ZMQSocket, _ serving: inout ServingState, handler: MessageHandler?
+    ) throws(ZMQError) -> TurnsEnded {
         while true {
+            let (sendBlocked, retryDue, pollOutUnreliable) =
+                (serving.sendBlocked, serving.retryDue, serving.pollOutUnreliable)
             let (turn, events, work) = try locked.withLock {
                 state throws(ZMQError) -> (SocketLoopStateMachine.Turn, ZMQEvents, TurnWork) in
                 let turn = state.machine.beginTurn()
@@ -88,37 +159,23 @@ extension ZMQSocketLoop {
             if turn.stop {
                 // One last try for what libzmq takes at once; the rest fails with Closed.
                 if turn.hasOutgoing { _ = try flushOutbox(socket) }
-                return
+                return .stop
             }
-            guard work.any else {
-                let timeout: Int
-                if busyTurnsLeft > 0 {
-                    busyTurnsLeft -= 1
-                    sched_yield()
-                    timeout = 0
-                } else if turn.hasOutgoing && pollOutUnreliable {
-                    timeout = min(Self.blockedRetryMilliseconds, pollIntervalMilliseconds)
-                } else {
-                    timeout = pollIntervalMilliseconds
-                }
-                let ready = try ZMQPoller.readable([signal, wakeup.readEnd], timeoutMilliseconds: timeout)
-                if ready[1] { wakeup.drain() }
-                retryDue = turn.hasOutgoing && pollOutUnreliable
-                continue
-            }
+            guard work.any else { return .idle(hasOutgoing: turn.hasOutgoing) }
             var traffic = false
             if work.send {
-                let signalledWritable = sendBlocked && events.contains(.writable)
+                let signalledWritable = serving.sendBlocked && events.contains(.writable)
                 let flushed = try flushOutbox(socket)
-                sendBlocked = flushed.blocked
-                pollOutUnreliable = flushed.blocked && flushed.sent == 0 && (signalledWritable || pollOutUnreliable)
-                retryDue = false
+                serving.sendBlocked = flushed.blocked
+                serving.pollOutUnreliable =
+                    flushed.blocked && flushed.sent == 0 && (signalledWritable || serving.pollOutUnreliable)
+                serving.retryDue = false
                 traffic = flushed.sent > 0
             }
             if work.receive {
                 traffic = try fillInbox(socket, handler: handler) > 0 || traffic
             }
-            if traffic { busyTurnsLeft = Self.busyTurns }
+            if traffic { serving.busyTurnsLeft = Self.busyTurns }
         }
     }
 

@@ -31,6 +31,10 @@ import Synchronization
 /// every message to a handler instead). Each waiting call suspends on a
 /// checked continuation that exactly one party resumes.
 ///
+/// A loop given a `host` (a `DescriptorHost`, the verifier's curl loop) has
+/// no thread of its own: the host's thread waits on `ZMQ_FD` and the pipe
+/// beside its own descriptors and runs the same turns (`HostedSocketLoop`).
+///
 /// `ZMQ_FD` only says that the socket's events may have changed, and any call
 /// on the socket may take that signal. The thread therefore reads
 /// `ZMQ_EVENTS` before each wait and does not wait when there is work, and a
@@ -101,6 +105,8 @@ public final class ZMQSocketLoop: Sendable {
     let context: ZMQContext
     let configure: @Sendable (ZMQSocket) throws -> Void
     let pollIntervalMilliseconds: Int
+    /// Serves the socket in its turns instead of a thread of the loop's own; nil for a thread.
+    let host: (any DescriptorHost)?
     let logger: Logger
     let locked: Mutex<Locked>
 
@@ -115,11 +121,16 @@ public final class ZMQSocketLoop: Sendable {
     ///     taken from a full inbox and stops), so this is only a safety net, and
     ///     an idle socket should not pay for it: at 100 ms an idle stack's
     ///     processes woke 35-53 times a second.
+    ///   - host: another loop's thread to serve the socket on (see
+    ///     `HostedSocketLoop`), for a socket whose messages that thread handles
+    ///     anyway: one thread wakes per message instead of two. When it has
+    ///     stopped, `run()` starts a thread of the loop's own after all.
     ///   - logger: debug lines for start, stop and failure.
     ///   - configure: runs on the socket's thread before anything else: bind
     ///     or connect, set options. What it throws ends `run()`.
     public init(
         context: ZMQContext, type: ZMQSocketType, inboxLimit: Int = 10_000, pollIntervalMilliseconds: Int = 1_000,
+        host: (any DescriptorHost)? = nil,
         logger: Logger = Logger(label: "storekeeper.zeromq", factory: { _ in SwiftLogNoOpLogHandler() }),
         configure: @escaping @Sendable (ZMQSocket) throws -> Void
     ) {
@@ -128,6 +139,7 @@ public final class ZMQSocketLoop: Sendable {
         self.type = type
         self.configure = configure
         self.pollIntervalMilliseconds = pollIntervalMilliseconds
+        self.host = host
         var logger = logger
         logger[metadataKey: "zmq.socket.type"] = "\(type)"
         self.logger = logger
@@ -149,6 +161,7 @@ public final class ZMQSocketLoop: Sendable {
                     return true
                 }
                 guard started else { return finished.resume(throwing: Closed()) }
+                if let host, host.adopt(HostedSocketLoop(loop: self, wakeup: wakeup)) { return }
                 guard OSThread.start(name: "zmq-\(type)", { [self] in runThread(wakeup: wakeup) }) else {
                     return finish(ZMQError(code: EAGAIN, operation: "pthread_create"))
                 }

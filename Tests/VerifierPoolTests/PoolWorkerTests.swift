@@ -20,21 +20,6 @@ import ZeroMQ
         return (router, try router.lastEndpoint())
     }
 
-    /// The next message of `command` the router gets (others skipped): the worker's identity and the body.
-    func next(_ command: PoolCommand, on router: ZMQSocket) async -> (worker: [UInt8], body: [[UInt8]])? {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            guard let message = try? router.receive(dontWait: true) else {
-                try? await Task.sleep(for: .milliseconds(5))
-                continue
-            }
-            if let (received, body) = PoolFrame.decode(message.dropFirst()), received == command {
-                return (message[0], body)
-            }
-        }
-        return nil
-    }
-
     @Test func aWorkerAnnouncesItselfAgainToAGatewayGoneSilent() async throws {
         let (router, endpoint) = try gateway()
         let worker = PoolWorker(

@@ -6,22 +6,6 @@ import Testing
 
 @testable import ZeroMQ
 
-/// Runs `body` while `loops` run in a task group; cancels them afterwards
-/// (their `run()` then returns) whatever `body` did.
-@discardableResult
-func withRunning<T: Sendable>(
-    _ loops: [ZMQSocketLoop], _ body: () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for loop in loops { group.addTask { try await loop.run() } }
-        let result: Result<T, any Error>
-        do { result = .success(try await body()) } catch { result = .failure(error) }
-        group.cancelAll()
-        try await group.waitForAll()
-        return try result.get()
-    }
-}
-
 /// A value a socket loop's thread sets (e.g. the endpoint it bound) and a test reads.
 final class Box<Value: Sendable>: Sendable {
     private let value = Mutex<Value?>(nil)
@@ -34,11 +18,6 @@ final class Box<Value: Sendable>: Sendable {
         _ = await eventually { current != nil }
         return try #require(current)
     }
-}
-
-/// A frame holding `value` big-endian: sequence numbers in test messages.
-func frame(_ value: Int) -> [UInt8] {
-    withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) }
 }
 
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

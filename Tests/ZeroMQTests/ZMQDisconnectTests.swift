@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import CZeroMQ
 import Testing
 

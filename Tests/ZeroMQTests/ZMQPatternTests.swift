@@ -1,3 +1,4 @@
+import ZeroMQTestSupport
 import Testing
 
 @testable import ZeroMQ

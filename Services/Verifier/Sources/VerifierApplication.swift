@@ -57,9 +57,10 @@ public enum VerifierApplication {
         let discovery = PoolDiscovery(endpoints: endpoints, maxInFlight: settings.maxInFlight, logger: context.logger) {
             endpoint, capacity in
             // Requests run on the curl loop's thread: most of their work is calls to Apple through it.
+            // So does the socket: a request wakes that thread alone.
             PoolWorker(
                 context: zmq, endpoint: endpoint, capacity: capacity, taskExecutor: client.taskExecutor,
-                logger: context.logger, handOff: ledgers.handOff
+                socketHost: client, logger: context.logger, handOff: ledgers.handOff
             ) { request in
                 ledgers.prepare(request)
                 return await handler.handle(request)

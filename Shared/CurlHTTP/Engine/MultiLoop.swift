@@ -36,6 +36,7 @@ final class MultiLoop {
     private let epoll: Epoll
     var active: [UInt64: Transfer] = [:]
     var idleEasyHandles: [UnsafeMutableRawPointer] = []
+    private var guests = HostedGuests()
 
     /// `nil` when curl or the kernel cannot make a multi handle or epoll set.
     init?(shared: SharedState, executor: CurlLoopExecutor, configuration: CurlHTTPClient.Configuration, logger: Logger) {
@@ -72,6 +73,7 @@ final class MultiLoop {
         for transfer in active.values { retire(transfer) }
         active = [:]
         shared.finish()  // detaches the waker before the descriptor closes
+        guests.detachAll(epoll: epoll)
         for easy in idleEasyHandles { curl_easy_cleanup(easy) }
         idleEasyHandles = []
         for shard in shards { curl_multi_cleanup(shard.multi) }
@@ -95,10 +97,17 @@ final class MultiLoop {
             }
             if work.stop { return nil }
             var results = start(work.started)
+            // Attached before the wait: a guest adopted before the loop ran woke nothing.
+            guests.attach(shared.takeGuests(), to: epoll)
             let waited = epoll.wait(timeoutMilliseconds: waitMilliseconds()) { socket, tag, flags in
-                act(shards[Int(tag)], socket: socket, flags: flags)
+                if tag == HostedGuests.tag {
+                    guests.markReady(socket)
+                } else {
+                    act(shards[Int(tag)], socket: socket, flags: flags)
+                }
             }
             let now = ContinuousClock.now
+            if !guests.isEmpty { guests.service(now: now, epoll: epoll) }
             for shard in shards {
                 guard let deadline = shard.timerDeadline, deadline <= now else { continue }
                 shard.timerDeadline = nil
@@ -111,9 +120,13 @@ final class MultiLoop {
         }
     }
 
-    /// Until the earliest of curl's timers, capped; 0 when one is due.
+    /// Until the earliest of curl's timers and the guests' deadlines, capped;
+    /// 0 when one is due or a guest is ready.
     private func waitMilliseconds() -> Int32 {
-        guard let deadline = shards.lazy.compactMap(\.timerDeadline).min() else { return Self.waitCapMilliseconds }
+        if guests.hasReady { return 0 }
+        var earliest = shards.lazy.compactMap(\.timerDeadline).min()
+        if let guest = guests.earliestDeadline { earliest = min(earliest ?? guest, guest) }
+        guard let deadline = earliest else { return Self.waitCapMilliseconds }
         let left = deadline - .now
         return left <= .zero ? 0 : Int32(min(Int(Self.waitCapMilliseconds), left.curlMilliseconds))
     }

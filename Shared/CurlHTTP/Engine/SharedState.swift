@@ -1,3 +1,4 @@
+import OSThread
 import Synchronization
 
 /// Where a waiting `execute` call is resumed.
@@ -18,7 +19,9 @@ final class SharedState: Sendable {
         var waker: (@Sendable () -> Void)?
         /// Task jobs for the loop's thread (`CurlLoopExecutor`), oldest first.
         var jobs: [UnownedJob] = []
-        /// The loop has stopped: jobs go elsewhere.
+        /// Guests adopted and not yet attached by the loop (`HostedGuests`).
+        var guests: [any DescriptorGuest] = []
+        /// The loop has stopped: jobs go elsewhere, and guests are refused.
         var finished = false
 
         func wakeLoop() {
@@ -71,6 +74,17 @@ final class SharedState: Sendable {
         }
     }
 
+    /// Queues `guest` for the loop's thread to attach, and wakes the loop;
+    /// false, queuing nothing, once the loop has stopped.
+    func adopt(_ guest: any DescriptorGuest) -> Bool {
+        locked.withLock { state in
+            guard !state.finished else { return false }
+            state.guests.append(guest)
+            state.wakeLoop()
+            return true
+        }
+    }
+
     /// Requests waiting for a transfer slot (for tests and diagnostics).
     var queuedCount: Int {
         locked.withLock { $0.machine.queuedCount }
@@ -103,6 +117,15 @@ final class SharedState: Sendable {
         }
     }
 
+    /// The guests adopted since the last call, to attach.
+    func takeGuests() -> [any DescriptorGuest] {
+        locked.withLock { state in
+            guard !state.guests.isEmpty else { return [] }
+            defer { state.guests = [] }
+            return state.guests
+        }
+    }
+
     /// Resumes the callers of finished transfers, all under one lock acquisition.
     func complete(_ results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
         guard !results.isEmpty else { return }
@@ -117,13 +140,18 @@ final class SharedState: Sendable {
     /// The loop is about to free its multi handle: from here on nobody wakes
     /// it, and every request still waiting fails with `.shutdown`. Task jobs
     /// still waiting, and any enqueued later, go to the global executor.
+    /// Guests never attached are detached; later ones are refused.
     func finish() {
-        let (pending, jobs) = locked.withLock { state in
+        let (pending, jobs, guests) = locked.withLock { state in
             state.waker = nil
             state.finished = true
-            defer { state.jobs = [] }
-            return (state.machine.finish(), state.jobs)
+            defer {
+                state.jobs = []
+                state.guests = []
+            }
+            return (state.machine.finish(), state.jobs, state.guests)
         }
+        for guest in guests { guest.detach(hostStopping: true) }
         for continuation in pending {
             continuation.resume(returning: .failure(.shutdown))
         }
