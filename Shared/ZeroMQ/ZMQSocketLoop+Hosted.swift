@@ -17,6 +17,7 @@ final class HostedSocketLoop: DescriptorGuest, @unchecked Sendable {
     private var handler: ZMQSocketLoop.MessageHandler?
     private var serving = ZMQSocketLoop.ServingState()
     private var failure: (any Error)?
+    private var attached = false
 
     init(loop: ZMQSocketLoop, wakeup: WakeupPipe) {
         self.loop = loop
@@ -24,6 +25,7 @@ final class HostedSocketLoop: DescriptorGuest, @unchecked Sendable {
     }
 
     func attach() -> [Int32]? {
+        attached = true
         guard !loop.locked.withLock({ $0.machine.stopRequested }) else {
             loop.finish(nil)
             return nil
@@ -56,6 +58,10 @@ final class HostedSocketLoop: DescriptorGuest, @unchecked Sendable {
     }
 
     func detach(hostStopping: Bool) {
+        guard attached else {
+            // The host ended before it took the socket on: a thread of the loop's own serves it.
+            return loop.startThread(wakeup: wakeup)
+        }
         if hostStopping, failure == nil {
             loop.logger.debug("ZeroMQ socket loop's host stopped: socket loop stopping")
         }

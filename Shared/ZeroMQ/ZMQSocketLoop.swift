@@ -124,7 +124,8 @@ public final class ZMQSocketLoop: Sendable {
     ///   - host: another loop's thread to serve the socket on (see
     ///     `HostedSocketLoop`), for a socket whose messages that thread handles
     ///     anyway: one thread wakes per message instead of two. When it has
-    ///     stopped, `run()` starts a thread of the loop's own after all.
+    ///     stopped, or stops before it took the socket on, the loop starts a
+    ///     thread of its own after all.
     ///   - logger: debug lines for start, stop and failure.
     ///   - configure: runs on the socket's thread before anything else: bind
     ///     or connect, set options. What it throws ends `run()`.
@@ -162,12 +163,17 @@ public final class ZMQSocketLoop: Sendable {
                 }
                 guard started else { return finished.resume(throwing: Closed()) }
                 if let host, host.adopt(HostedSocketLoop(loop: self, wakeup: wakeup)) { return }
-                guard OSThread.start(name: "zmq-\(type)", { [self] in runThread(wakeup: wakeup) }) else {
-                    return finish(ZMQError(code: EAGAIN, operation: "pthread_create"))
-                }
+                startThread(wakeup: wakeup)
             }
         } onCancel: {
             stop()
+        }
+    }
+
+    /// Serves the socket on a thread of the loop's own.
+    func startThread(wakeup: WakeupPipe) {
+        guard OSThread.start(name: "zmq-\(type)", { [self] in runThread(wakeup: wakeup) }) else {
+            return finish(ZMQError(code: EAGAIN, operation: "pthread_create"))
         }
     }
 

@@ -1,6 +1,7 @@
 import Contracts
 import CurlHTTP
 import Foundation
+import OSThread
 import Synchronization
 import Testing
 @testable import ZeroMQ
@@ -11,8 +12,9 @@ import ZeroMQTestSupport
 /// ZeroMQ socket loops served by the verifier's curl loop (`host:`), as a
 /// verifier's pool sockets are: messages are handled on the curl loop's
 /// thread and no socket thread of their own exists; back-pressure, stopping
-/// and the host's stopping first behave as on a thread of their own; a
-/// stopped host leaves the loop to a thread of its own.
+/// and the host's stopping first behave as on a thread of their own; a host
+/// that stopped, or stops before it took a loop on, leaves the loop to a
+/// thread of its own.
 @Suite(.timeLimit(.minutes(1))) struct SocketOnCurlLoopTests {
     let zmq = ZMQContext()
 
@@ -35,6 +37,19 @@ import ZeroMQTestSupport
         try router.setLinger(milliseconds: 0)
         try router.bind("tcp://127.0.0.1:*")
         return (router, try router.lastEndpoint())
+    }
+
+    /// A DEALER served by `host`, running, heard by `router`, with a `receive` waiting on it.
+    func dealerWaitingToReceive(
+        host: any DescriptorHost, router: ZMQSocket, _ endpoint: String
+    ) async throws -> (ZMQSocketLoop, Task<Void, any Error>, Task<[[UInt8]], any Error>) {
+        let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: host) { try $0.connect(endpoint) }
+        let running = Task { try await dealer.run() }
+        try await dealer.send([Array("up".utf8)])
+        _ = try await router.receive(within: .seconds(10))
+        let waiting = Task { try await dealer.receive() }
+        #expect(await eventually { dealer.waitingReceiverCount == 1 })
+        return (dealer, running, waiting)
     }
 
     @Test func aHostedDealerHandlesEveryMessageOnTheCurlLoopAndAnswersInOrder() async throws {
@@ -102,12 +117,7 @@ import ZeroMQTestSupport
         let (router, endpoint) = try router()
         defer { router.close() }
         try await withRunningClient { client in
-            let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: client) { try $0.connect(endpoint) }
-            let running = Task { try await dealer.run() }
-            try await dealer.send([Array("up".utf8)])
-            _ = try await router.receive(within: .seconds(10))
-            let waiting = Task { try await dealer.receive() }
-            #expect(await eventually { dealer.waitingReceiverCount == 1 })
+            let (dealer, running, waiting) = try await dealerWaitingToReceive(host: client, router: router, endpoint)
             dealer.stop()
             try await running.value
             await #expect(throws: ZMQSocketLoop.Closed()) { try await waiting.value }
@@ -126,12 +136,7 @@ import ZeroMQTestSupport
         defer { router.close() }
         let client = CurlHTTPClient(logger: quietLogger)
         let host = Task { try await client.run() }
-        let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: client) { try $0.connect(endpoint) }
-        let running = Task { try await dealer.run() }
-        try await dealer.send([Array("up".utf8)])
-        _ = try await router.receive(within: .seconds(10))
-        let waiting = Task { try await dealer.receive() }
-        #expect(await eventually { dealer.waitingReceiverCount == 1 })
+        let (_, running, waiting) = try await dealerWaitingToReceive(host: client, router: router, endpoint)
         host.cancel()
         try await host.value
         try await running.value
@@ -158,6 +163,27 @@ import ZeroMQTestSupport
             #expect(await eventually { handledOn.withLock { $0 } != nil })
         }
         #expect(handledOn.withLock { $0 } == "zmq-\(ZMQSocketType.dealer)", "its own thread, not the stopped curl loop's")
+    }
+
+    @Test func aLoopWhoseHostStopsBeforeTakingItOnRunsOnAThreadOfItsOwn() async throws {
+        let (router, endpoint) = try router()
+        defer { router.close() }
+        // A writer's host that never served: it stops as a failed writer thread's does.
+        let host = try #require(PollingHost())
+        let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: host) { socket in
+            try socket.setRoutingID(Array("orphan".utf8))
+            try socket.connect(endpoint)
+        }
+        let handledOn = Mutex<String?>(nil)
+        dealer.handleEachMessage { _ in handledOn.withLock { $0 = Self.threadName } }
+        try await withRunning([dealer]) {
+            dealer.post([Array("up".utf8)])  // waits in the outbox until someone serves the socket
+            host.stop()
+            #expect(try await router.receive(within: .seconds(10))?.last == Array("up".utf8))
+            _ = try router.send([Array("orphan".utf8), Array("down".utf8)])
+            #expect(await eventually { handledOn.withLock { $0 } != nil })
+        }
+        #expect(handledOn.withLock { $0 } == "zmq-\(ZMQSocketType.dealer)")
     }
 
     @Test func aPoolWorkerOnTheCurlLoopServesItsGatewaysRequestsThere() async throws {

@@ -1,5 +1,6 @@
 import CCurl
 import Logging
+import OSThread
 
 /// The one curl loop of a client. Owns the multi handles (`MultiShard`) and
 /// every easy handle and touches them from its own thread only (libcurl
@@ -36,7 +37,10 @@ final class MultiLoop {
     private let epoll: Epoll
     var active: [UInt64: Transfer] = [:]
     var idleEasyHandles: [UnsafeMutableRawPointer] = []
-    private var guests = HostedGuests()
+    /// Loops served in this loop's turns (`CurlHTTPClient.adopt`).
+    private var guests = DescriptorGuests()
+    /// The epoll tag of guests' descriptors (shards use their index).
+    private static let guestTag = UInt32.max - 1
 
     /// `nil` when curl or the kernel cannot make a multi handle or epoll set.
     init?(shared: SharedState, executor: CurlLoopExecutor, configuration: CurlHTTPClient.Configuration, logger: Logger) {
@@ -73,7 +77,7 @@ final class MultiLoop {
         for transfer in active.values { retire(transfer) }
         active = [:]
         shared.finish()  // detaches the waker before the descriptor closes
-        guests.detachAll(epoll: epoll)
+        guests.detachAll(unwatch: unwatchGuest)
         for easy in idleEasyHandles { curl_easy_cleanup(easy) }
         idleEasyHandles = []
         for shard in shards { curl_multi_cleanup(shard.multi) }
@@ -98,16 +102,16 @@ final class MultiLoop {
             if work.stop { return nil }
             var results = start(work.started)
             // Attached before the wait: a guest adopted before the loop ran woke nothing.
-            guests.attach(shared.takeGuests(), to: epoll)
+            guests.attach(shared.takeGuests()) { epoll.watch($0, tag: Self.guestTag, readable: true, writable: false, isNew: true) }
             let waited = epoll.wait(timeoutMilliseconds: waitMilliseconds()) { socket, tag, flags in
-                if tag == HostedGuests.tag {
+                if tag == Self.guestTag {
                     guests.markReady(socket)
                 } else {
                     act(shards[Int(tag)], socket: socket, flags: flags)
                 }
             }
             let now = ContinuousClock.now
-            if !guests.isEmpty { guests.service(now: now, epoll: epoll) }
+            if !guests.isEmpty { guests.service(now: now, unwatch: unwatchGuest) }
             for shard in shards {
                 guard let deadline = shard.timerDeadline, deadline <= now else { continue }
                 shard.timerDeadline = nil
@@ -118,6 +122,10 @@ final class MultiLoop {
             if let failure { return failure }
             if !waited { return CURLM_INTERNAL_ERROR }
         }
+    }
+
+    private func unwatchGuest(_ descriptor: Int32) {
+        epoll.unwatch(descriptor, tag: Self.guestTag)
     }
 
     /// Until the earliest of curl's timers and the guests' deadlines, capped;

@@ -50,6 +50,10 @@ public final class GroupCommitter: Service, Sendable {
     private let logger: Logger
     private let state: Mutex<State>
     private let metrics = LedgerMetrics()
+    /// The writer's thread, as a host for the request socket (`EnvelopeServer`):
+    /// a record then wakes the writer alone, not a socket thread that wakes
+    /// it. Only on a store committed on that thread (SQLite).
+    let socketHost: PollingHost?
 
     public init(
         store: any LedgerStore, rules: LedgerRules, maxBatch: Int = 1_024, clock: @escaping @Sendable () -> Int64,
@@ -58,6 +62,7 @@ public final class GroupCommitter: Service, Sendable {
         self.store = store
         self.rules = rules
         state = Mutex(State(machine: GroupCommitStateMachine(lanes: max(1, store.concurrentCommits), maxBatch: maxBatch)))
+        socketHost = Self.commitsOnAThread(store) ? PollingHost() : nil
         self.clock = clock
         self.logger = logger
         self.publish = publish
@@ -100,10 +105,11 @@ public final class GroupCommitter: Service, Sendable {
     /// does. Call `run()` once.
     public func run() async throws {
         await withGracefulShutdownHandler {
-            guard let store = store as? any BlockingLedgerStore, store.concurrentCommits == 1 else {
+            // A host only for a store committed on the writer's thread (`commitsOnAThread`).
+            guard let host = socketHost, let store = store as? any BlockingLedgerStore else {
                 return await commitInLanes()
             }
-            let loop = SerialCommitLoop(committer: self, store: store)
+            let loop = SerialCommitLoop(committer: self, store: store, host: host)
             let ran = await withTaskCancellationHandler {
                 await withCheckedContinuation { (ended: CheckedContinuation<Bool, Never>) in
                     let started = OSThread.start(name: "ledger-writer") {
@@ -117,6 +123,7 @@ public final class GroupCommitter: Service, Sendable {
             }
             if !ran {
                 logger.warning("no thread for the ledger's writer: committing through the store's async API")
+                host.stop()  // a socket it was to serve gets a thread of its own
                 await commitInLanes()
             }
         } onGracefulShutdown: {
@@ -180,16 +187,23 @@ public final class GroupCommitter: Service, Sendable {
         }
     }
 
-    /// `awaitWork` for the writer's own thread, which it blocks on `signal`
-    /// until a submit or the stop signals it once.
+    /// `awaitWork` for the writer's own thread, which it blocks in `host`
+    /// until a submit or the stop wakes it, serving the host's sockets
+    /// meanwhile (their requests are usually the submits).
     @available(*, noasync, message: "blocks its thread: call it from SerialCommitLoop")
-    func sleepUntilWork(on signal: DispatchSemaphore) {
+    func sleepUntilWork(on host: PollingHost) {
         let sleeps = state.withLock { state in
             guard state.machine.waitsForWork else { return false }
-            state.wake = { signal.signal() }
+            state.wake = { host.wake() }
             return true
         }
-        if sleeps { signal.wait() }
+        host.serve(waitingUpTo: sleeps ? nil : 0)
+    }
+
+    /// A store that commits one group at a time by blocking its caller
+    /// (SQLite) gets a thread of its own for the loop and its commits.
+    private static func commitsOnAThread(_ store: any LedgerStore) -> Bool {
+        store is any BlockingLedgerStore && store.concurrentCommits == 1
     }
 
     /// No more submits; the run loop finishes what is queued and ends.

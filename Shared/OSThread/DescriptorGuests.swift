@@ -1,14 +1,10 @@
-import OSThread
-
-/// The loops a curl loop serves in its turns beside its transfers
-/// (`CurlHTTPClient.adopt`): their descriptors sit in the loop's epoll set
-/// under a tag of their own, and a guest is serviced in the turn one of them
-/// is readable, or its time has come. A verifier has one per pool it
-/// works for, so a list is searched.
-struct HostedGuests {
-    /// The epoll tag of guests' descriptors (shards use their index).
-    static let tag = UInt32.max - 1
-
+/// The guests a `DescriptorHost` serves, kept by the host's thread alone: a
+/// guest is serviced in the turn one of its descriptors is readable, or its
+/// time has come. A host has a few (a verifier one per pool it works for),
+/// so a list is searched. The host says how it watches a descriptor (its
+/// epoll set) and stops watching it; a host that polls a fresh list each
+/// wait reads `descriptors` instead.
+public struct DescriptorGuests {
     private struct Entry {
         let guest: any DescriptorGuest
         let descriptors: [Int32]
@@ -18,35 +14,40 @@ struct HostedGuests {
 
     private var entries: [Entry] = []
 
-    var isEmpty: Bool { entries.isEmpty }
+    public init() {}
 
-    /// A guest is to be serviced whatever the wait reports (just attached).
-    var hasReady: Bool { entries.contains(where: \.ready) }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// A guest is to be serviced whatever the wait reports (just attached):
+    /// the host should not block.
+    public var hasReady: Bool { entries.contains(where: \.ready) }
 
     /// The earliest time a guest asked to be serviced by, readiness aside.
-    var earliestDeadline: ContinuousClock.Instant? { entries.lazy.compactMap(\.deadline).min() }
+    public var earliestDeadline: ContinuousClock.Instant? { entries.lazy.compactMap(\.deadline).min() }
+
+    /// Every descriptor watched.
+    public var descriptors: [Int32] { entries.flatMap(\.descriptors) }
 
     /// Attaches `guests` and watches their descriptors; each is serviced in
-    /// this turn, since its descriptors may have signalled before they were watched.
-    mutating func attach(_ guests: [any DescriptorGuest], to epoll: Epoll) {
+    /// the next `service`, since its descriptors may have signalled before
+    /// they were watched.
+    public mutating func attach(_ guests: [any DescriptorGuest], watch: (Int32) -> Void) {
         for guest in guests {
             guard let descriptors = guest.attach() else { continue }
-            for descriptor in descriptors {
-                epoll.watch(descriptor, tag: Self.tag, readable: true, writable: false, isNew: true)
-            }
+            descriptors.forEach(watch)
             entries.append(Entry(guest: guest, descriptors: descriptors, ready: true, deadline: nil))
         }
     }
 
-    /// `descriptor`, reported under `tag`, is readable.
-    mutating func markReady(_ descriptor: Int32) {
+    /// `descriptor` is readable.
+    public mutating func markReady(_ descriptor: Int32) {
         guard let index = entries.firstIndex(where: { $0.descriptors.contains(descriptor) }) else { return }
         entries[index].ready = true
     }
 
     /// Services every guest that is ready or due; a guest that is done is
     /// unwatched, then detached.
-    mutating func service(now: ContinuousClock.Instant, epoll: Epoll) {
+    public mutating func service(now: ContinuousClock.Instant, unwatch: (Int32) -> Void) {
         var index = 0
         while index < entries.count {
             let entry = entries[index]
@@ -61,22 +62,18 @@ struct HostedGuests {
                 index += 1
             case .done:
                 entries.remove(at: index)
-                unwatch(entry, epoll: epoll)
+                entry.descriptors.forEach(unwatch)
                 entry.guest.detach(hostStopping: false)
             }
         }
     }
 
     /// The host stops: every guest is unwatched and detached.
-    mutating func detachAll(epoll: Epoll) {
+    public mutating func detachAll(unwatch: (Int32) -> Void) {
         for entry in entries {
-            unwatch(entry, epoll: epoll)
+            entry.descriptors.forEach(unwatch)
             entry.guest.detach(hostStopping: true)
         }
         entries = []
-    }
-
-    private func unwatch(_ entry: Entry, epoll: Epoll) {
-        for descriptor in entry.descriptors { epoll.unwatch(descriptor, tag: Self.tag) }
     }
 }
