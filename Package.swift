@@ -72,7 +72,7 @@ let package = Package(
         ),
         .target(name: "TaskLanes", path: "Shared/TaskLanes", swiftSettings: strict),
         // Detached threads named from inside, for the loops that block (curl, ZeroMQ, the SQLite writer).
-        .target(name: "OSThread", dependencies: ["Timekeeping"], path: "Shared/OSThread", swiftSettings: strict),
+        .target(name: "OSThread", path: "Shared/OSThread", swiftSettings: strict),
         // The request/reply skeleton the ledger client and the verifier pool share: ids, the waiting
         // table, cancellation, expiry, and a timer loop that sleeps until the next thing due.
         .target(name: "RequestReply", path: "Shared/RequestReply", swiftSettings: strict),
@@ -254,9 +254,7 @@ let package = Package(
             dependencies: ["AppleFormats", "Contracts", .product(name: "PropertyBased", package: "swift-property-based")],
             path: "Tests/AppleFormatsTests", resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/ContractsTests", swiftSettings: strict),
-        .testTarget(
-            name: "OSThreadTests", dependencies: ["OSThread", "DescriptorHostTestSupport", "ZeroMQTestSupport"],
-            path: "Tests/OSThreadTests", swiftSettings: strict),
+        .testTarget(name: "OSThreadTests", dependencies: ["OSThread"], path: "Tests/OSThreadTests", swiftSettings: strict),
         // A guest a test pokes, for the descriptor hosts' tests.
         .target(
             name: "DescriptorHostTestSupport", dependencies: ["OSThread"], path: "Tests/Support/DescriptorHostTestSupport",

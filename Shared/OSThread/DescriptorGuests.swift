@@ -2,8 +2,7 @@
 /// guest is serviced in the turn one of its descriptors is readable, or its
 /// time has come. A host has a few (a verifier one per pool it works for),
 /// so a list is searched. The host says how it watches a descriptor (its
-/// epoll set) and stops watching it; a host that polls a fresh list each
-/// wait reads `descriptors` instead.
+/// epoll set) and stops watching it.
 public struct DescriptorGuests {
     private struct Entry {
         let guest: any DescriptorGuest
@@ -24,9 +23,6 @@ public struct DescriptorGuests {
 
     /// The earliest time a guest asked to be serviced by, readiness aside.
     public var earliestDeadline: ContinuousClock.Instant? { entries.lazy.compactMap(\.deadline).min() }
-
-    /// Every descriptor watched.
-    public var descriptors: [Int32] { entries.flatMap(\.descriptors) }
 
     /// Attaches `guests` and watches their descriptors; each is serviced in
     /// the next `service`, since its descriptors may have signalled before

@@ -168,8 +168,7 @@ import ZeroMQTestSupport
     @Test func aLoopWhoseHostStopsBeforeTakingItOnRunsOnAThreadOfItsOwn() async throws {
         let (router, endpoint) = try router()
         defer { router.close() }
-        // A writer's host that never served: it stops as a failed writer thread's does.
-        let host = try #require(PollingHost())
+        let host = HostThatNeverServes()
         let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: host) { socket in
             try socket.setRoutingID(Array("orphan".utf8))
             try socket.connect(endpoint)
@@ -178,6 +177,7 @@ import ZeroMQTestSupport
         dealer.handleEachMessage { _ in handledOn.withLock { $0 = Self.threadName } }
         try await withRunning([dealer]) {
             dealer.post([Array("up".utf8)])  // waits in the outbox until someone serves the socket
+            try #require(await eventually { host.adoptedCount == 1 })
             host.stop()
             #expect(try await router.receive(within: .seconds(10))?.last == Array("up".utf8))
             _ = try router.send([Array("orphan".utf8), Array("down".utf8)])
@@ -215,5 +215,29 @@ import ZeroMQTestSupport
             #expect(answered == Dictionary(uniqueKeysWithValues: (1...20).map { (UInt64($0), "r\($0)") }))
             #expect(threads.withLock { $0 } == ["curl-loop"])
         }
+    }
+}
+
+/// A host that takes loops on and never serves them, then stops: as a curl
+/// loop whose thread could not start does.
+private final class HostThatNeverServes: DescriptorHost, Sendable {
+    private let adopted = Mutex<(guests: [any DescriptorGuest], stopped: Bool)>(([], false))
+
+    var adoptedCount: Int { adopted.withLock { $0.guests.count } }
+
+    func adopt(_ guest: any DescriptorGuest) -> Bool {
+        adopted.withLock { state in
+            guard !state.stopped else { return false }
+            state.guests.append(guest)
+            return true
+        }
+    }
+
+    func stop() {
+        let guests = adopted.withLock { state in
+            state.stopped = true
+            return state.guests
+        }
+        for guest in guests { guest.detach(hostStopping: true) }
     }
 }

@@ -44,10 +44,7 @@ public enum LedgerApplication {
         let handler = LedgerRequestHandler(
             committer: committer, store: store, view: rules.view, clock: clock, logger: logger,
             replayBatchLimit: replayBatchLimit)
-        // On SQLite the request socket is served by the writer's thread: a record wakes it alone.
-        let requests = EnvelopeServer(
-            context: zmq, endpoint: endpoints.ledger, host: committer.socketHost, logger: logger,
-            handler: handler.handle(_:reply:))
+        let requests = EnvelopeServer(context: zmq, endpoint: endpoints.ledger, logger: logger, handler: handler.handle(_:reply:))
         // The event stream: on SQLite this ledger's publisher and replay server; on PostgreSQL the
         // sequencer, which binds both only while this ledger is the elected one.
         let events: [any Service]

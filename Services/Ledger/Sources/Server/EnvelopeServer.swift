@@ -3,15 +3,13 @@ import Foundation
 import LedgerClient
 import Metrics
 import Logging
-import OSThread
 import ServiceLifecycle
 import Synchronization
 import TaskLanes
 import ZeroMQ
 
 /// A ROUTER that answers envelopes (docs/ledger.md). Each request is taken
-/// on the socket's thread (the writer's own, on SQLite) and handed to the
-/// handler there. The handler
+/// on the socket's thread and handed to the handler there. The handler
 /// either takes it on itself (a write goes to the writer, which answers from
 /// its thread once committed) or returns async work (a read), which runs in
 /// the server's tasks. So a write crosses no task on its way through the
@@ -50,14 +48,9 @@ final class EnvelopeServer: Service, Sendable {
     private let undelivered = Counter(label: "storekeeper_ledger_handoff_answers_dropped_total")
     private let undeliveredCount = Atomic<Int>(0)
 
-    /// - Parameter host: the thread to serve the socket on (the SQLite
-    ///   writer's, whose commits most requests are); nil for its own.
-    init(
-        context: ZMQContext, endpoint: String, maxInFlight: Int = 8_192, host: (any DescriptorHost)? = nil,
-        logger: Logger, handler: @escaping Handler
-    ) {
+    init(context: ZMQContext, endpoint: String, maxInFlight: Int = 8_192, logger: Logger, handler: @escaping Handler) {
         let bound = self.bound
-        socket = ZMQSocketLoop(context: context, type: .router, host: host, logger: logger) { socket in
+        socket = ZMQSocketLoop(context: context, type: .router, logger: logger) { socket in
             try socket.setLinger(milliseconds: 0)
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)

@@ -50,10 +50,6 @@ public final class GroupCommitter: Service, Sendable {
     private let logger: Logger
     private let state: Mutex<State>
     private let metrics = LedgerMetrics()
-    /// The writer's thread, as a host for the request socket (`EnvelopeServer`):
-    /// a record then wakes the writer alone, not a socket thread that wakes
-    /// it. Only on a store committed on that thread (SQLite).
-    let socketHost: PollingHost?
 
     public init(
         store: any LedgerStore, rules: LedgerRules, maxBatch: Int = 1_024, clock: @escaping @Sendable () -> Int64,
@@ -62,7 +58,6 @@ public final class GroupCommitter: Service, Sendable {
         self.store = store
         self.rules = rules
         state = Mutex(State(machine: GroupCommitStateMachine(lanes: max(1, store.concurrentCommits), maxBatch: maxBatch)))
-        socketHost = Self.commitsOnAThread(store) ? PollingHost() : nil
         self.clock = clock
         self.logger = logger
         self.publish = publish
@@ -105,11 +100,10 @@ public final class GroupCommitter: Service, Sendable {
     /// does. Call `run()` once.
     public func run() async throws {
         await withGracefulShutdownHandler {
-            // A host only for a store committed on the writer's thread (`commitsOnAThread`).
-            guard let host = socketHost, let store = store as? any BlockingLedgerStore else {
+            guard let store = store as? any BlockingLedgerStore, store.concurrentCommits == 1 else {
                 return await commitInLanes()
             }
-            let loop = SerialCommitLoop(committer: self, store: store, host: host)
+            let loop = SerialCommitLoop(committer: self, store: store)
             let ran = await withTaskCancellationHandler {
                 await withCheckedContinuation { (ended: CheckedContinuation<Bool, Never>) in
                     let started = OSThread.start(name: "ledger-writer") {
@@ -123,7 +117,6 @@ public final class GroupCommitter: Service, Sendable {
             }
             if !ran {
                 logger.warning("no thread for the ledger's writer: committing through the store's async API")
-                host.stop()  // a socket it was to serve gets a thread of its own
                 await commitInLanes()
             }
         } onGracefulShutdown: {
@@ -187,23 +180,16 @@ public final class GroupCommitter: Service, Sendable {
         }
     }
 
-    /// `awaitWork` for the writer's own thread, which it blocks in `host`
-    /// until a submit or the stop wakes it, serving the host's sockets
-    /// meanwhile (their requests are usually the submits).
+    /// `awaitWork` for the writer's own thread, which it blocks on `signal`
+    /// until a submit or the stop signals it once.
     @available(*, noasync, message: "blocks its thread: call it from SerialCommitLoop")
-    func sleepUntilWork(on host: PollingHost) {
+    func sleepUntilWork(on signal: DispatchSemaphore) {
         let sleeps = state.withLock { state in
             guard state.machine.waitsForWork else { return false }
-            state.wake = { host.wake() }
+            state.wake = { signal.signal() }
             return true
         }
-        host.serve(waitingUpTo: sleeps ? nil : 0)
-    }
-
-    /// A store that commits one group at a time by blocking its caller
-    /// (SQLite) gets a thread of its own for the loop and its commits.
-    private static func commitsOnAThread(_ store: any LedgerStore) -> Bool {
-        store is any BlockingLedgerStore && store.concurrentCommits == 1
+        if sleeps { signal.wait() }
     }
 
     /// No more submits; the run loop finishes what is queued and ends.

@@ -1,12 +1,10 @@
-import OSThread
+import Dispatch
 
 /// The group committer's loop for a store that commits one group at a time
 /// on its caller's thread, blocking it (SQLite). It runs on a thread of its
 /// own (`ledger-writer`): the loop, each commit and its fsync run there, and
-/// between groups the thread sleeps in `host` until a submit (or the stop)
-/// wakes it. The host also serves the request socket on this thread
-/// (`EnvelopeServer`), so a record wakes the writer itself; after each
-/// commit it takes the requests that came meanwhile, for the next group.
+/// between groups the thread sleeps on a semaphore that a submit (or the
+/// stop) signals.
 ///
 /// Why a plain thread, not an actor on one (the design until 2026-11-27): a
 /// task asleep on an actor woke through the global executor, an event-loop
@@ -17,27 +15,25 @@ import OSThread
 struct SerialCommitLoop: Sendable {
     let committer: GroupCommitter
     let store: any BlockingLedgerStore
-    let host: PollingHost
 
     /// Commits until the committer stops, then returns. Blocks: call it on
     /// the writer's own thread, never from async code.
     @available(*, noasync, message: "blocks its thread: run it on a thread of its own")
     func run() {
-        defer { host.stop() }
+        let signal = DispatchSemaphore(value: 0)
         while true {
             // One group at a time, and `commitBlocking` takes no prefetch: skip working it out.
             switch committer.nextAction(prefetching: false) {
             case .commit(let id, let batch, _):
                 committer.commit(batch) { units, apply in try store.commitBlocking(units: units, apply) }
                 committer.committed(id)
-                host.serve(waitingUpTo: 0)
             case .awaitCommit:
                 // One lane, committed inline: no group is ever under way here.
                 preconditionFailure("a serial commit loop never leaves a group under way")
             case .prefetch:
                 preconditionFailure("nextAction() does the prefetches")
             case .awaitWork:
-                committer.sleepUntilWork(on: host)
+                committer.sleepUntilWork(on: signal)
             case .finish:
                 return
             }
