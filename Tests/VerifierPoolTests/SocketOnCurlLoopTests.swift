@@ -52,6 +52,19 @@ import ZeroMQTestSupport
         return (dealer, running, waiting)
     }
 
+    /// A DEALER named `routingID` for `host`, and the thread its handler last ran on.
+    func dealerNotingItsThread(
+        routingID: String, host: any DescriptorHost, _ endpoint: String
+    ) -> (ZMQSocketLoop, Latest<String>) {
+        let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: host) { socket in
+            try socket.setRoutingID(Array(routingID.utf8))
+            try socket.connect(endpoint)
+        }
+        let handledOn = Latest<String>()
+        dealer.handleEachMessage { _ in handledOn.set(Self.threadName) }
+        return (dealer, handledOn)
+    }
+
     @Test func aHostedDealerHandlesEveryMessageOnTheCurlLoopAndAnswersInOrder() async throws {
         let (router, endpoint) = try router()
         defer { router.close() }
@@ -150,40 +163,30 @@ import ZeroMQTestSupport
         let host = Task { try await client.run() }
         host.cancel()
         try await host.value
-        let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: client) { socket in
-            try socket.setRoutingID(Array("fallback".utf8))
-            try socket.connect(endpoint)
-        }
-        let handledOn = Mutex<String?>(nil)
-        dealer.handleEachMessage { _ in handledOn.withLock { $0 = Self.threadName } }
+        let (dealer, handledOn) = dealerNotingItsThread(routingID: "fallback", host: client, endpoint)
         try await withRunning([dealer]) {
             try await dealer.send([Array("up".utf8)])
             #expect(try await router.receive(within: .seconds(10))?.last == Array("up".utf8))
             _ = try router.send([Array("fallback".utf8), Array("down".utf8)])
-            #expect(await eventually { handledOn.withLock { $0 } != nil })
+            #expect(await eventually { handledOn.current != nil })
         }
-        #expect(handledOn.withLock { $0 } == "zmq-\(ZMQSocketType.dealer)", "its own thread, not the stopped curl loop's")
+        #expect(handledOn.current == "zmq-\(ZMQSocketType.dealer)", "its own thread, not the stopped curl loop's")
     }
 
     @Test func aLoopWhoseHostStopsBeforeTakingItOnRunsOnAThreadOfItsOwn() async throws {
         let (router, endpoint) = try router()
         defer { router.close() }
         let host = HostThatNeverServes()
-        let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: host) { socket in
-            try socket.setRoutingID(Array("orphan".utf8))
-            try socket.connect(endpoint)
-        }
-        let handledOn = Mutex<String?>(nil)
-        dealer.handleEachMessage { _ in handledOn.withLock { $0 = Self.threadName } }
+        let (dealer, handledOn) = dealerNotingItsThread(routingID: "orphan", host: host, endpoint)
         try await withRunning([dealer]) {
             dealer.post([Array("up".utf8)])  // waits in the outbox until someone serves the socket
             try #require(await eventually { host.adoptedCount == 1 })
             host.stop()
             #expect(try await router.receive(within: .seconds(10))?.last == Array("up".utf8))
             _ = try router.send([Array("orphan".utf8), Array("down".utf8)])
-            #expect(await eventually { handledOn.withLock { $0 } != nil })
+            #expect(await eventually { handledOn.current != nil })
         }
-        #expect(handledOn.withLock { $0 } == "zmq-\(ZMQSocketType.dealer)")
+        #expect(handledOn.current == "zmq-\(ZMQSocketType.dealer)")
     }
 
     @Test func aPoolWorkerOnTheCurlLoopServesItsGatewaysRequestsThere() async throws {

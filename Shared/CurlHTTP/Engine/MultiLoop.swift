@@ -94,7 +94,8 @@ final class MultiLoop {
             if code != CURLM_OK { failure = code }
         }
         while true {
-            executor.run(shared.takeJobs())
+            let taken = shared.takeJobsAndGuests()
+            executor.run(taken.jobs)
             let work = shared.takeWork(freeSlots: configuration.maxConcurrentTransfers - active.count)
             for id in work.cancelled {
                 if let transfer = active.removeValue(forKey: id) { retire(transfer) }
@@ -102,7 +103,7 @@ final class MultiLoop {
             if work.stop { return nil }
             var results = start(work.started)
             // Attached before the wait: a guest adopted before the loop ran woke nothing.
-            guests.attach(shared.takeGuests()) { epoll.watch($0, tag: Self.guestTag, readable: true, writable: false, isNew: true) }
+            guests.attach(taken.guests) { epoll.watch($0, tag: Self.guestTag, readable: true, writable: false, isNew: true) }
             let waited = epoll.wait(timeoutMilliseconds: waitMilliseconds()) { socket, tag, flags in
                 if tag == Self.guestTag {
                     guests.markReady(socket)

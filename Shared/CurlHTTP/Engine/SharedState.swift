@@ -108,21 +108,16 @@ final class SharedState: Sendable {
         locked.withLock { $0.machine.takeWork(freeSlots: freeSlots) }
     }
 
-    /// The task jobs waiting for the loop's thread, oldest first.
-    func takeJobs() -> [UnownedJob] {
+    /// The task jobs waiting for the loop's thread, oldest first, and the
+    /// guests adopted since the last call, to attach: one lock per turn.
+    func takeJobsAndGuests() -> (jobs: [UnownedJob], guests: [any DescriptorGuest]) {
         locked.withLock { state in
-            guard !state.jobs.isEmpty else { return [] }
-            defer { state.jobs = [] }
-            return state.jobs
-        }
-    }
-
-    /// The guests adopted since the last call, to attach.
-    func takeGuests() -> [any DescriptorGuest] {
-        locked.withLock { state in
-            guard !state.guests.isEmpty else { return [] }
-            defer { state.guests = [] }
-            return state.guests
+            guard !state.jobs.isEmpty || !state.guests.isEmpty else { return ([], []) }
+            defer {
+                state.jobs = []
+                state.guests = []
+            }
+            return (state.jobs, state.guests)
         }
     }
 
