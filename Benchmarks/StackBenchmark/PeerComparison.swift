@@ -9,13 +9,14 @@
 //
 // For each server and round:
 //   (a)  Apple at once, closed loop with --concurrency in flight: successful answers/s
-//   (b)  Apple at 3 s ± 1 s, open loop at --peer-rate (--flask-rate for the Flask peer) for
-//        --seconds: the rate it sustained, from how its latency grew (LoadSummary.Backlog)
+//   (b)  Apple at 3 s ± 1 s, open loop for --seconds at each of --peer-rate in turn (--flask-rate
+//        for the Flask peer), until it no longer keeps up (LoadSummary.Backlog): the rate it
+//        sustains lies between the last rate it kept up with and the next (SustainedRate)
 //   (c)  Apple at exactly 3 s, open loop at each --latency-rates for --seconds: the latency the server adds
 //        to the simulator alone at the same rate (production consumables only: one Apple call each)
-//   RSS  before (b): --in-flight verifications sent over 6 s while Apple takes 6 s, so that at
-//        the end all of them are in flight at once (not for the Flask peer: it holds 40)
-// Each server gets a simulator of its own, started afresh.
+//   RSS  on a server started afresh for it: --in-flight verifications sent over 6 s while Apple
+//        takes 6 s, so that at the end all of them are in flight at once (not for the Flask peer: it holds 40)
+// Each server gets a simulator of its own, started afresh, for (a)-(c) and again for RSS.
 import BenchmarkSupport
 import Foundation
 import NIOCore
@@ -106,35 +107,71 @@ struct AddedLatency {
     }
 }
 
+/// (b) at one offered rate.
+struct OpenStep {
+    let rate: Double
+    let summary: LoadSummary
+    /// CPU ms per verification: the server's processes, the simulator, the generator.
+    let cpu: (server: Double, sim: Double, generator: Double)
+
+    var outcome: RateStepOutcome { RateStepOutcome(summary, offered: rate) }
+}
+
 struct PeerRun {
     let name: String
     let round: Int
     let closed: LoadSummary
     /// CPU ms per verification: the server's processes, the simulator, the generator.
     let closedCPU: (server: Double, sim: Double, generator: Double)
-    let open: LoadSummary
-    let openRate: Double
-    let openCPU: (server: Double, sim: Double, generator: Double)
-    let inFlight: LoadSummary?
+    /// (b), rate by rate, up to the first it did not keep up with.
+    let open: [OpenStep]
+    /// Measured on a server started for it (`measureInFlight`).
+    var inFlight: LoadSummary?
     /// (c): per rate, the simulator alone and the server, each less Apple's 3 s.
     let latency: [AddedLatency]
     /// The most resident memory its processes held together while --in-flight verifications were under way.
-    let inFlightRSSKiB: Int
+    var inFlightRSSKiB: Int
     /// The sum of its processes' peaks over the whole run, the overloaded open loop included.
     let peakRSSKiB: Int
 
     var closedRate: Double { Double(closed.succeeded) / closed.wall.seconds }
-    /// Whether (b)'s latency growth says anything: with more than 1 % failed (connections the server did not
-    /// accept within 10 s, when the machine is starved), the latencies left are not a queue's.
-    var openValid: Bool { open.succeeded * 100 >= open.count * 99 }
-    /// The rate it served in (b); nil when it kept up (it sustains at least `openRate`) or the run is not valid.
-    var sustained: Double? {
-        guard openValid, let backlog = open.backlog, !backlog.keptUp else { return nil }
-        return backlog.served(offered: openRate)
+    var sustained: SustainedRate { SustainedRate(steps: open.map { ($0.rate, $0.outcome) }) }
+    /// (b)'s CPU figure: at the highest rate it kept up with, else at the one rate it ran.
+    var openCPU: (server: Double, sim: Double, generator: Double) {
+        (open.last { $0.outcome == .keptUp } ?? open[0]).cpu
     }
-    var sustainedText: String {
-        guard openValid else { return "? (\(open.count - open.succeeded) failed)" }
-        return sustained.map { fixed($0, 0) } ?? "≥ \(fixed(openRate, 0)) (kept up)"
+}
+
+/// One server and its simulator, started for one part of a round, with the generator's client to each.
+struct PeerSession: Sendable {
+    let contender: Contender
+    let simulator: HTTPLoadClient
+    let simPid: Int32
+    let server: HTTPLoadClient
+
+    /// POST /v1/receipts: "200", the API's error code, or the transport's error.
+    func post(_ body: ByteBuffer) async -> String {
+        outcome(of: await attempt { try await server.send(.POST, "/v1/receipts", json: body) })
+    }
+
+    /// How long the simulator's verifyReceipt takes, drawn from low...high ms, in both environments.
+    func setLatency(_ low: Int, _ high: Int) async throws {
+        for environment in ["production", "sandbox"] {
+            _ = try await simulator.send(
+                .POST, "/admin/faults/\(environment)", json: try Workload.json(["latency_min_ms": low, "latency_max_ms": high]))
+        }
+    }
+
+    /// `phase`'s result, and the CPU ms per verification (`count` of them) of the server, the simulator and the generator over it.
+    func costed(_ count: Int, _ phase: () async throws -> LoadSummary) async rethrows -> (LoadSummary, (Double, Double, Double)) {
+        let pids = contender.processes()
+        let before = (pids.map(cpuSeconds), cpuSeconds(simPid), cpuSeconds(getpid()))
+        let summary = try await phase()
+        let after = (pids.map(cpuSeconds), cpuSeconds(simPid), cpuSeconds(getpid()))
+        let perVerification = { (seconds: Double) in 1_000 * seconds / Double(count) }
+        return (summary, (
+            perVerification(zip(after.0, before.0).map { $0 - $1 }.reduce(0, +)),
+            perVerification(after.1 - before.1), perVerification(after.2 - before.2)))
     }
 }
 
@@ -163,36 +200,17 @@ enum PeerComparison {
         var runs: [PeerRun] = []
         for round in 1...options.rounds {
             for name in options.contenders {
-                // A simulator of its own: its sandbox subscriptions renew every 5 minutes, and once the
-                // first come due, every verifyReceipt walks them all; a long session would tax the last.
-                let simPorts = freePorts(2)
-                let simPort = simPorts[0]
-                let link = try AppleLink(http1Port: simPort, tlsPort: options.appleTLS ? simPorts[1] : nil)
-                let simProcess = try BenchmarkSupport.start(
-                    "storekeeper-sim",
-                    link.simulatorEnvironment.merging([
-                        "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
-                    ]) { $1 },
-                    binDir: options.binDir)
-                defer {
-                    simProcess.terminate()
-                    simProcess.waitUntilExit()
+                func session<T>(_ body: (PeerSession) async throws -> T) async throws -> T {
+                    try await withSession(name, options, peersDirectory: peersDirectory, current: current, body)
                 }
-                let contender = try await start(name, options, peersDirectory: peersDirectory, apple: link)
-                current.withLock { $0 = (contender, simProcess) }
-                let simulator = HTTPLoadClient(host: "127.0.0.1", port: simPort)
-                let result: PeerRun
-                do {
-                    result = try await measure(
-                        contender, round: round, options, simulator: simulator, simPid: simProcess.processIdentifier)
-                } catch {
-                    contender.stop()
-                    await simulator.shutdown()
-                    throw error
+                var result = try await session { try await measure($0, round: round, options) }
+                // On a server of its own: 10,000 connections and requests left behind would slow (b)
+                // (the asyncio peer's by half), and (b)'s overload would leave memory resident here.
+                if inFlightCount(name, options) > 0 {
+                    (result.inFlight, result.inFlightRSSKiB) = try await session {
+                        try await measureInFlight($0, round: round, options)
+                    }
                 }
-                contender.stop()
-                await simulator.shutdown()
-                current.withLock { $0 = nil }
                 print(describe(result))
                 fflush(nil)
                 runs.append(result)
@@ -200,6 +218,51 @@ enum PeerComparison {
         }
         print()
         print(summary(runs))
+    }
+
+    /// Runs `body` against a simulator and server `name` started for it, and stops both after.
+    static func withSession<T>(
+        _ name: String, _ options: Options, peersDirectory: String, current: borrowing Mutex<(Contender, Process)?>,
+        _ body: (PeerSession) async throws -> T
+    ) async throws -> T {
+        // A simulator of its own: its sandbox subscriptions renew every 5 minutes, and once the
+        // first come due, every verifyReceipt walks them all; a long session would tax the last.
+        let simPorts = freePorts(2)
+        let link = try AppleLink(http1Port: simPorts[0], tlsPort: options.appleTLS ? simPorts[1] : nil)
+        let simProcess = try BenchmarkSupport.start(
+            "storekeeper-sim",
+            link.simulatorEnvironment.merging([
+                "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+            ]) { $1 },
+            binDir: options.binDir)
+        defer {
+            simProcess.terminate()
+            simProcess.waitUntilExit()
+        }
+        let contender = try await start(name, options, peersDirectory: peersDirectory, apple: link)
+        current.withLock { $0 = (contender, simProcess) }
+        let session = PeerSession(
+            contender: contender, simulator: HTTPLoadClient(host: "127.0.0.1", port: simPorts[0]),
+            simPid: simProcess.processIdentifier, server: HTTPLoadClient(host: "127.0.0.1", port: contender.port))
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(session))
+        } catch {
+            result = .failure(error)
+        }
+        contender.stop()
+        await session.simulator.shutdown()
+        await session.server.shutdown()
+        current.withLock { $0 = nil }
+        return try result.get()
+    }
+
+    /// The floor holds both ends of every verification in one process (the client's connection and
+    /// Apple's): 10,000 in flight needs over 20,000 descriptors, more than many boxes' hard limit
+    /// (this one's), and libdispatch crashes the process when it runs out. Its memory is not the question.
+    /// The Flask peer holds 40.
+    static func inFlightCount(_ name: String, _ options: Options) -> Int {
+        name == "flask_inapppy" || name == floor ? 0 : options.inFlight
     }
 
     /// The Python peers call Apple over plain HTTP/1.1 whatever `apple` offers (aiohttp's client has no HTTP/2).
@@ -222,52 +285,24 @@ enum PeerComparison {
         return Contender(name: name, port: peer.port, processes: { processTree(root) }, stop: { peer.stop() })
     }
 
-    static func measure(
-        _ contender: Contender, round: Int, _ options: Options, simulator: HTTPLoadClient, simPid: Int32
-    ) async throws -> PeerRun {
-        let flask = contender.name == "flask_inapppy"
+    /// (a), (c) and (b), in that order.
+    static func measure(_ session: PeerSession, round: Int, _ options: Options) async throws -> PeerRun {
+        let name = session.contender.name
+        let flask = name == "flask_inapppy"
         let closedCount = flask ? options.flaskRequests : options.requests
-        let openRate = flask ? options.flaskRate : options.peerRate
-        let openCount = Int(openRate * options.seconds)
-        // The floor holds both ends of every verification in one process (the client's connection and
-        // Apple's): 10,000 in flight needs over 20,000 descriptors, more than many boxes' hard limit
-        // (this one's), and libdispatch crashes the process when it runs out. Its memory is not the question.
-        let inFlightCount = flask || contender.name == floor ? 0 : options.inFlight
+        let openRates = flask ? [options.flaskRate] : options.peerRate
         let latencyRates = flask ? [] : options.latencyRates
         let latencyCounts = latencyRates.map { Int($0 * options.seconds) }
-        let minted = try await Workload.mint(
-            closedCount + openCount + inFlightCount, prefix: "r\(round)-\(contender.name)", simulator: simulator)
+        let minted = try await Workload.mint(closedCount, prefix: "r\(round)-\(name)", simulator: session.simulator)
         // Every tenth receipt Workload.mint makes is a sandbox subscription (two Apple calls): (c) takes the others.
         let latencyReceipts = try await Workload.mint(
-            latencyCounts.reduce(0, +) * 10 / 9 + 10, prefix: "r\(round)-\(contender.name)-c", simulator: simulator
+            latencyCounts.reduce(0, +) * 10 / 9 + 10, prefix: "r\(round)-\(name)-c", simulator: session.simulator
         ).enumerated().filter { $0.offset % 10 != 9 }.map(\.element)
-        let server = HTTPLoadClient(host: "127.0.0.1", port: contender.port)
-        defer { Task { await server.shutdown() } }
-        @Sendable func post(_ body: ByteBuffer) async -> String {
-            outcome(of: await attempt { try await server.send(.POST, "/v1/receipts", json: body) })
-        }
-        func setLatency(_ low: Int, _ high: Int) async throws {
-            for environment in ["production", "sandbox"] {
-                _ = try await simulator.send(
-                    .POST, "/admin/faults/\(environment)", json: try Workload.json(["latency_min_ms": low, "latency_max_ms": high]))
-            }
-        }
-        /// CPU ms per verification of the server, the simulator and the generator over `phase`.
-        func costed(_ count: Int, _ phase: () async throws -> LoadSummary) async rethrows -> (LoadSummary, (Double, Double, Double)) {
-            let pids = contender.processes()
-            let before = (pids.map(cpuSeconds), cpuSeconds(simPid), cpuSeconds(getpid()))
-            let summary = try await phase()
-            let after = (pids.map(cpuSeconds), cpuSeconds(simPid), cpuSeconds(getpid()))
-            let perVerification = { (seconds: Double) in 1_000 * seconds / Double(count) }
-            return (summary, (
-                perVerification(zip(after.0, before.0).map { $0 - $1 }.reduce(0, +)),
-                perVerification(after.1 - before.1), perVerification(after.2 - before.2)))
-        }
 
-        try await setLatency(0, 0)
-        let closedBodies = try Workload.receiptBodies(Array(minted[0..<closedCount]))
-        let (closed, closedCPU) = try await costed(closedCount) {
-            try await ClosedLoop.run(count: closedCount, concurrency: options.concurrency) { await post(closedBodies[$0]) }
+        try await session.setLatency(0, 0)
+        let closedBodies = try Workload.receiptBodies(minted)
+        let (closed, closedCPU) = try await session.costed(closedCount) {
+            try await ClosedLoop.run(count: closedCount, concurrency: options.concurrency) { await session.post(closedBodies[$0]) }
         }
 
         // (c) before the open loops, while nothing is queued anywhere.
@@ -276,52 +311,60 @@ enum PeerComparison {
         for (rate, count) in zip(latencyRates, latencyCounts) {
             let receipts = latencyReceipts[nextReceipt..<nextReceipt + count]
             nextReceipt += count
-            try await setLatency(3_000, 3_000)
+            try await session.setLatency(3_000, 3_000)
             // The simulator's own share first: its 3 s timers are not exact, and what they add is not the server's.
             let direct = try receipts.map { try Workload.json(["receipt-data": $0, "password": BenchStack.secret]) }
             var alone = await OpenLoop.run(count: count, rate: rate) { index in
-                outcome(of: await attempt { try await simulator.send(.POST, "/production/verifyReceipt", json: direct[index]) })
+                outcome(of: await attempt { try await session.simulator.send(.POST, "/production/verifyReceipt", json: direct[index]) })
             }
             let bodies = try receipts.enumerated().map { try Workload.json(["user_id": "u-\($0.offset)", "receipt_data": $0.element]) }
-            var served = await OpenLoop.run(count: count, rate: rate) { await post(bodies[$0]) }
+            var served = await OpenLoop.run(count: count, rate: rate) { await session.post(bodies[$0]) }
             alone.latencies = alone.latencies.map { $0 - .seconds(3) }
             served.latencies = served.latencies.map { $0 - .seconds(3) }
             latency.append(AddedLatency(rate: rate, simulator: alone, server: served))
             if let directory = options.latencyOut {
-                try writeLatencies(
-                    alone, served, rate: rate, to: "\(directory)/round\(round)-\(contender.name)-\(Int(rate)).tsv")
+                try writeLatencies(alone, served, rate: rate, to: "\(directory)/round\(round)-\(name)-\(Int(rate)).tsv")
             }
         }
 
-        // Before the open loop: its overload leaves far more than --in-flight behind, and freed memory stays resident.
-        var inFlight: LoadSummary?
-        var inFlightRSS = 0
-        if inFlightCount > 0 {
-            try await setLatency(6_000, 6_000)
-            let bodies = try Workload.receiptBodies(Array(minted[closedCount..<closedCount + inFlightCount]))
-            let sampling = Task {
-                var highest = 0
-                while !Task.isCancelled {
-                    highest = max(highest, contender.processes().map(residentKiB).reduce(0, +))
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-                return highest
+        try await session.setLatency(2_000, 4_000)
+        var open: [OpenStep] = []
+        for rate in openRates {
+            let count = Int(rate * options.seconds)
+            // Minted step by step: the search stops early, and most servers never reach the highest rate.
+            let bodies = try Workload.receiptBodies(
+                try await Workload.mint(count, prefix: "r\(round)-\(name)-b\(Int(rate))", simulator: session.simulator))
+            let (summary, cpu) = await session.costed(count) {
+                await OpenLoop.run(count: count, rate: rate) { await session.post(bodies[$0]) }
             }
-            inFlight = await OpenLoop.run(count: inFlightCount, rate: Double(inFlightCount) / 6) { await post(bodies[$0]) }
-            sampling.cancel()
-            inFlightRSS = await sampling.value
+            open.append(OpenStep(rate: rate, summary: summary, cpu: cpu))
+            if open[open.count - 1].outcome != .keptUp { break }
         }
 
-        try await setLatency(2_000, 4_000)
-        let openBodies = try Workload.receiptBodies(Array(minted[(closedCount + inFlightCount)...]))
-        let (open, openCPU) = await costed(openCount) {
-            await OpenLoop.run(count: openCount, rate: openRate) { await post(openBodies[$0]) }
-        }
-
-        let peak = contender.processes().map(peakResidentKiB).reduce(0, +)
+        let peak = session.contender.processes().map(peakResidentKiB).reduce(0, +)
         return PeerRun(
-            name: contender.name, round: round, closed: closed, closedCPU: closedCPU, open: open, openRate: openRate,
-            openCPU: openCPU, inFlight: inFlight, latency: latency, inFlightRSSKiB: inFlightRSS, peakRSSKiB: peak)
+            name: name, round: round, closed: closed, closedCPU: closedCPU, open: open, inFlight: nil,
+            latency: latency, inFlightRSSKiB: 0, peakRSSKiB: peak)
+    }
+
+    /// --in-flight verifications sent over 6 s while Apple takes 6 s, so that at the end all are in flight at once:
+    /// how they ended, and the most resident memory the server's processes held together meanwhile.
+    static func measureInFlight(_ session: PeerSession, round: Int, _ options: Options) async throws -> (LoadSummary, Int) {
+        let count = inFlightCount(session.contender.name, options)
+        let bodies = try Workload.receiptBodies(
+            try await Workload.mint(count, prefix: "r\(round)-\(session.contender.name)-m", simulator: session.simulator))
+        try await session.setLatency(6_000, 6_000)
+        let sampling = Task {
+            var highest = 0
+            while !Task.isCancelled {
+                highest = max(highest, session.contender.processes().map(residentKiB).reduce(0, +))
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            return highest
+        }
+        let inFlight = await OpenLoop.run(count: count, rate: Double(count) / 6) { await session.post(bodies[$0]) }
+        sampling.cancel()
+        return (inFlight, await sampling.value)
     }
 
     static func describe(_ run: PeerRun) -> String {
@@ -333,10 +376,15 @@ enum PeerComparison {
             "  (a) Apple at once, closed loop: \(fixed(run.closedRate, 0)) successful answers/s (\(run.closed.succeeded) of "
                 + "\(run.closed.count)), p50 \(fixed(run.closed.percentile(0.5).milliseconds, 1)) ms, p99 "
                 + "\(fixed(run.closed.percentile(0.99).milliseconds, 1)) ms, errors: \(run.closed.errors); \(cpu(run.closedCPU))",
-            "  (b) Apple 3 s ± 1 s, open loop at \(fixed(run.openRate, 0))/s: sustained \(run.sustainedText)/s; "
-                + "\(run.open.succeeded) of \(run.open.count) answered 200, p50 \(fixed(run.open.percentile(0.5).milliseconds, 0)) ms, "
-                + "latency grew \(fixed(run.open.backlog?.drift.milliseconds ?? 0, 0)) ms, errors: \(run.open.errors); \(cpu(run.openCPU))",
         ]
+        for step in run.open {
+            let summary = step.summary
+            lines.append(
+                "  (b) Apple 3 s ± 1 s, open loop at \(fixed(step.rate, 0))/s: \(describe(step.outcome)); "
+                    + "\(summary.succeeded) of \(summary.count) answered 200, p50 \(fixed(summary.percentile(0.5).milliseconds, 0)) ms, "
+                    + "latency grew \(fixed(summary.backlog?.drift.milliseconds ?? 0, 0)) ms, errors: \(summary.errors); \(cpu(step.cpu))")
+        }
+        lines.append("  (b) sustained: \(run.sustained.text)/s")
         for rate in run.latency {
             lines.append(
                 "  (c) Apple exactly 3 s, open loop at \(fixed(rate.rate, 0))/s, over 3 s: simulator alone p50 "
@@ -352,6 +400,14 @@ enum PeerComparison {
         return lines.joined(separator: "\n")
     }
 
+    static func describe(_ outcome: RateStepOutcome) -> String {
+        switch outcome {
+        case .keptUp: "kept up"
+        case .fellBehind(let served): "fell behind, served \(fixed(served, 0))/s"
+        case .failed: "over 1 % failed, no rate"
+        }
+    }
+
     /// Storekeeper over each peer, round by round.
     static func summary(_ runs: [PeerRun]) -> String {
         var lines = ["round | server | (a) answers/s | (b) sustained/s | CPU ms/verification (a) / (b) | RSS MiB in flight / peak | (c) added p50 / p99 | Storekeeper ÷ it: (a) / (b)"]
@@ -359,18 +415,10 @@ enum PeerComparison {
             let storekeeper = runs.first { $0.round == run.round && $0.name == "storekeeper" }
             var ratios = "-"
             if let storekeeper, run.name != "storekeeper" {
-                var open: String
-                switch (storekeeper.sustained, run.sustained) {
-                case let (mine?, theirs?): open = fixed(mine / theirs, 2)
-                case let (nil, theirs?): open = "≥ \(fixed(storekeeper.openRate / theirs, 2))"
-                case let (mine?, nil): open = "≤ \(fixed(mine / run.openRate, 2))"
-                case (nil, nil): open = "? (both kept up)"
-                }
-                if !storekeeper.openValid || !run.openValid { open = "? (failures)" }
-                ratios = "\(fixed(storekeeper.closedRate / run.closedRate, 2)) / \(open)"
+                ratios = "\(fixed(storekeeper.closedRate / run.closedRate, 2)) / \(storekeeper.sustained.ratioText(over: run.sustained))"
             }
             lines.append(
-                "\(run.round) | \(run.name) | \(fixed(run.closedRate, 0)) | \(run.sustainedText) | "
+                "\(run.round) | \(run.name) | \(fixed(run.closedRate, 0)) | \(run.sustained.text) | "
                     + "\(fixed(run.closedCPU.server, 3)) / \(fixed(run.openCPU.server, 3)) | \(run.inFlightRSSKiB / 1_024) / \(run.peakRSSKiB / 1_024) | "
                     + run.latency.map { "\(fixed($0.rate, 0))/s \($0.text)" }.joined(separator: ", ") + " | \(ratios)")
         }

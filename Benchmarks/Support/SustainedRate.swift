@@ -1,0 +1,75 @@
+// (b) of issue 20 as a search: one open loop per offered rate, lowest first,
+// until the server no longer keeps up. One fixed rate told only "kept up" or
+// the rate served below it; a server whose connections time out there (the
+// asyncio peer's, at 2,000/s) gave no rate at all, so no ratio.
+
+/// How one server did at one offered rate.
+public enum RateStepOutcome: Sendable, Equatable {
+    case keptUp
+    /// Fell behind, serving about this rate (`Backlog.served`).
+    case fellBehind(served: Double)
+    /// Over 1 % failed (connections not accepted in time): the latencies left are not a queue's.
+    case failed
+
+    public init(_ summary: LoadSummary, offered rate: Double) {
+        if summary.succeeded * 100 < summary.count * 99 {
+            self = .failed
+        } else if let backlog = summary.backlog, !backlog.keptUp {
+            self = .fellBehind(served: backlog.served(offered: rate))
+        } else {
+            self = .keptUp
+        }
+    }
+}
+
+/// Where a server's sustained rate lies, from its steps: at least the highest
+/// rate it kept up with, at most the first it failed at.
+public struct SustainedRate: Sendable, Equatable {
+    /// At least this; 0 when it kept up with no rate offered.
+    public let low: Double
+    /// At most this; nil when it kept up with every rate offered.
+    public let high: Double?
+
+    public init(low: Double, high: Double?) {
+        self.low = low
+        self.high = high
+    }
+
+    /// From steps in the order run (rising rates). Steps after the first it
+    /// did not keep up with are not looked at: the search stops there.
+    public init(steps: [(offered: Double, outcome: RateStepOutcome)]) {
+        var keptUp = 0.0
+        for step in steps {
+            switch step.outcome {
+            case .keptUp:
+                keptUp = step.offered
+            case .fellBehind(let served):
+                let rate = max(keptUp, served)
+                self.init(low: rate, high: rate)
+                return
+            case .failed:
+                self.init(low: keptUp, high: step.offered)
+                return
+            }
+        }
+        self.init(low: keptUp, high: nil)
+    }
+
+    public var text: String {
+        guard let high else { return "≥ \(fixed(low, 0)) (kept up with every rate)" }
+        return low == high ? fixed(low, 0) : "\(fixed(low, 0))-\(fixed(high, 0))"
+    }
+
+    /// This rate over `other`'s, as far as the two bounds say: "1.62",
+    /// "1.50-1.83", "≥ 1.40", "≤ 2.10", or "?".
+    public func ratioText(over other: SustainedRate) -> String {
+        let least = other.high.flatMap { $0 > 0 ? low / $0 : nil }
+        let most = high.flatMap { high in other.low > 0 ? high / other.low : nil }
+        switch (least, most) {
+        case let (least?, most?): return least == most ? fixed(least, 2) : "\(fixed(least, 2))-\(fixed(most, 2))"
+        case let (least?, nil): return "≥ \(fixed(least, 2))"
+        case let (nil, most?): return "≤ \(fixed(most, 2))"
+        case (nil, nil): return "?"
+        }
+    }
+}
