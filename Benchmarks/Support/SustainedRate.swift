@@ -10,10 +10,18 @@ public enum RateStepOutcome: Sendable, Equatable {
     case fellBehind(served: Double)
     /// Over 1 % failed (connections not accepted in time): the latencies left are not a queue's.
     case failed
+    /// Its median answer came later than Apple's slowest: a backlog from the
+    /// start (connections queued while thousands opened at once), so how
+    /// latency grew from the first fifth says little of the rate served.
+    case backlogged
 
-    public init(_ summary: LoadSummary, offered rate: Double) {
+    /// - Parameter slowest: Apple's slowest answer in the run; a server that keeps up answers its median sooner.
+    public init(_ summary: LoadSummary, offered rate: Double, slowest: Duration) {
         if summary.succeeded * 100 < summary.count * 99 {
             self = .failed
+        } else if summary.percentile(0.5) > slowest {
+            // Before the growth: with a backlog already in the first fifth, the growth understates the shortfall.
+            self = .backlogged
         } else if let backlog = summary.backlog, !backlog.keptUp {
             self = .fellBehind(served: backlog.served(offered: rate))
         } else {
@@ -23,7 +31,7 @@ public enum RateStepOutcome: Sendable, Equatable {
 }
 
 /// Where a server's sustained rate lies, from its steps: at least the highest
-/// rate it kept up with, at most the first it failed at.
+/// rate it kept up with, at most the first it failed or backlogged at.
 public struct SustainedRate: Sendable, Equatable {
     /// At least this; 0 when it kept up with no rate offered.
     public let low: Double
@@ -47,7 +55,7 @@ public struct SustainedRate: Sendable, Equatable {
                 let rate = max(keptUp, served)
                 self.init(low: rate, high: rate)
                 return
-            case .failed:
+            case .failed, .backlogged:
                 self.init(low: keptUp, high: step.offered)
                 return
             }

@@ -26,6 +26,11 @@ import Testing
         #expect(SustainedRate(steps: [(1_000, .failed)]) == SustainedRate(low: 0, high: 1_000))
     }
 
+    @Test func aBacklogFromTheStartBoundsItLikeAFailure() {
+        let rate = SustainedRate(steps: [(1_000, .keptUp), (1_500, .backlogged)])
+        #expect(rate == SustainedRate(low: 1_000, high: 1_500))
+    }
+
     @Test func stepsAfterTheFirstNotKeptUpWithAreIgnored() {
         let rate = SustainedRate(steps: [(1_000, .failed), (1_250, .keptUp)])
         #expect(rate == SustainedRate(low: 0, high: 1_000))
@@ -40,15 +45,17 @@ import Testing
         #expect(SustainedRate(low: 3_000, high: nil).ratioText(over: SustainedRate(low: 0, high: nil)) == "?")
     }
 
-    @Test func anOutcomeIsReadFromTheRunsFailuresAndBacklog() {
+    @Test func anOutcomeIsReadFromTheRunsFailuresBacklogAndMedian() {
         var summary = LoadSummary()
         for _ in 0..<99 { summary.add(latency: .seconds(3), outcome: "200") }
         summary.add(latency: .seconds(10), outcome: "transport timeout")
         summary.backlog = Backlog(drift: .milliseconds(100), span: .seconds(8))
-        #expect(RateStepOutcome(summary, offered: 2_000) == .keptUp)
+        #expect(RateStepOutcome(summary, offered: 2_000, slowest: .seconds(4)) == .keptUp)
+        #expect(RateStepOutcome(summary, offered: 2_000, slowest: .milliseconds(2_500)) == .backlogged)
         summary.backlog = Backlog(drift: .seconds(2), span: .seconds(8))
-        #expect(RateStepOutcome(summary, offered: 2_000) == .fellBehind(served: 1_600))
+        #expect(RateStepOutcome(summary, offered: 2_000, slowest: .seconds(4)) == .fellBehind(served: 1_600))
+        #expect(RateStepOutcome(summary, offered: 2_000, slowest: .milliseconds(2_500)) == .backlogged)
         summary.add(latency: .seconds(10), outcome: "transport timeout")
-        #expect(RateStepOutcome(summary, offered: 2_000) == .failed)
+        #expect(RateStepOutcome(summary, offered: 2_000, slowest: .seconds(4)) == .failed)
     }
 }
