@@ -46,21 +46,21 @@ public struct SustainedRate: Sendable, Equatable {
     /// From steps in the order run (rising rates). Steps after the first it
     /// did not keep up with are not looked at: the search stops there.
     public init(steps: [(offered: Double, outcome: RateStepOutcome)]) {
-        var keptUp = 0.0
+        var highestKeptUp = 0.0
         for step in steps {
             switch step.outcome {
             case .keptUp:
-                keptUp = step.offered
+                highestKeptUp = step.offered
             case .fellBehind(let served):
-                let rate = max(keptUp, served)
+                let rate = max(highestKeptUp, served)
                 self.init(low: rate, high: rate)
                 return
             case .failed, .backlogged:
-                self.init(low: keptUp, high: step.offered)
+                self.init(low: highestKeptUp, high: step.offered)
                 return
             }
         }
-        self.init(low: keptUp, high: nil)
+        self.init(low: highestKeptUp, high: nil)
     }
 
     public var text: String {
