@@ -208,8 +208,9 @@ enum PeerComparison {
                     try await withSession(name, options, peersDirectory: peersDirectory, current: current, body)
                 }
                 var result = try await session { try await measure($0, round: round, options) }
-                // On a server of its own: 10,000 connections and requests left behind would slow (b)
-                // (the asyncio peer's by half), and (b)'s overload would leave memory resident here.
+                // On a server of its own: (b) would otherwise start with the 10,000 connections and
+                // requests it left (bench/README, 2026-11-28 14:55), and this would start with the
+                // memory (b)'s overload left resident.
                 if inFlightCount(name, options) > 0 {
                     (result.inFlight, result.inFlightRSSKiB) = try await session {
                         try await measureInFlight($0, round: round, options)

@@ -60,15 +60,17 @@ struct Options: ParsableCommand {
     @Option(help: "Verifications held in flight at once for the peak RSS line of --peers.") var inFlight = 10_000
     @Option(
         help: "--peers' (c): open-loop rates at which to measure the latency each server adds (comma-separated).",
-        transform: { try rates($0) })
+        transform: { try commaSeparatedRates($0) })
     var latencyRates = [700.0]
     @Option(help: "--peers' (c): also write every request's latency over 3 s to a file per round, server and rate here.")
     var latencyOut: String?
     @Option(
         help: "--peers' open loop (b): rates offered in turn, rising (comma-separated); each server runs them until the first it does not keep up with.",
         transform: { text in
-            let rising = try rates(text)
-            guard zip(rising, rising.dropFirst()).allSatisfy({ $0 < $1 }) else { throw ValidationError("--peer-rate: rising rates") }
+            let rising = try commaSeparatedRates(text)
+            guard !rising.isEmpty, zip(rising, rising.dropFirst()).allSatisfy({ $0 < $1 }) else {
+                throw ValidationError("--peer-rate: one rate or more, rising")
+            }
             return rising
         })
     var peerRate: [Double] = [1_000, 1_250, 1_500, 1_750, 2_000, 2_250, 2_500, 2_750, 3_000]
@@ -83,7 +85,7 @@ struct Options: ParsableCommand {
 }
 
 /// "700,1400" → [700, 1400]; each a positive rate.
-func rates(_ text: String) throws -> [Double] {
+func commaSeparatedRates(_ text: String) throws -> [Double] {
     try text.split(separator: ",").map { guard let rate = Double($0), rate > 0 else { throw ValidationError("not a rate: \($0)") }; return rate }
 }
 
