@@ -46,6 +46,23 @@ import FoundationNetworking
         #expect(try #require(tableSize) >= min(hard, DescriptorTable.startReserve))
     }
 
+    /// Over HTTP/1.1 each Apple call in flight holds a connection: a verifier whose hard limit on
+    /// open files is lower than its bound keeps only as many calls in flight as the limit holds.
+    @Test func aVerifierKeepsNoMoreCallsInFlightThanItsOpenFileLimitHolds() async throws {
+        let child = try ChildProcess(
+            "storekeeper-verifier",
+            environment: try isolatedEnvironment([
+                "STOREKEEPER_LOG_FORMAT": "json", "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
+                "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "8192",
+            ]),
+            openFileLimit: 1_024)
+        let started = await child.waitForOutput(containing: "\"msg\":\"started\"")
+        await child.stop()
+        #expect(started, "no start line: \(child.captured)")
+        #expect(child.captured.contains("calls in flight lowered to what the open file limit holds"), "\(child.captured)")
+        #expect(child.captured.contains("\"pool.capacity\":\"768\""), "\(child.captured)")
+    }
+
     @Test func stopsOnSIGINT() async throws {
         let child = try ChildProcess("storekeeper-ledger", environment: try isolatedEnvironment())
         #expect(await child.waitForOutput(containing: "started"))

@@ -27,7 +27,14 @@ public enum VerifierApplication {
     }
 
     public static func makeServices(_ context: ProcessLauncher.Context) async throws -> [any Service] {
-        let settings = context.configuration.apple
+        var settings = context.configuration.apple
+        let bound = CallsInFlightBound.effective(configured: settings.maxInFlight, openFileLimit: OpenFileLimit.current())
+        if bound.lowered {
+            context.logger.warning(
+                "calls in flight lowered to what the open file limit holds",
+                metadata: ["pool.capacity.configured": "\(settings.maxInFlight)", "pool.capacity": "\(bound.bound)"])
+        }
+        settings.maxInFlight = bound.bound
         let client = CurlHTTPClient(
             // Up to one connection per call in flight: over HTTP/1.1 a lower per-host cap would queue
             // calls behind Apple's 3-6 s answers (over HTTP/2, which TLS agrees on with Apple, a

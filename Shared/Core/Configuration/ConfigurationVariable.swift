@@ -77,7 +77,7 @@ public enum ConfigurationVariable: String, CaseIterable, Sendable {
         case .verifyDeadline: "30000"
         case .appleConnectTimeout: "5000"
         case .appleAttemptTimeout: "15000"
-        case .verifierMaxInFlight: "4096"
+        case .verifierMaxInFlight: "8192"
         case .acceptSandbox: "true"
         case .maxBodyBytes: "1048576"
         case .httpReadTimeout: "10000"

@@ -46,6 +46,12 @@ public enum OpenFileLimit {
         return (limit.before, limit.after, slots)
     }
 
+    /// This process's soft limit on open files, or nil when it cannot be read.
+    public static func current() -> rlim_t? {
+        var limit = rlimit()
+        return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? limit.rlim_cur : nil
+    }
+
     private static func kernelMaximum() -> rlim_t? {
         guard let text = try? String(contentsOfFile: "/proc/sys/fs/nr_open", encoding: .utf8) else { return nil }
         return rlim_t(text.trimmingCharacters(in: .whitespacesAndNewlines))

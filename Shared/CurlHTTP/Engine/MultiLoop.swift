@@ -14,7 +14,7 @@ import OSThread
 /// of CPU against 0.60-0.70 s (at 4,000: 0.85-0.90 s against 1.40-1.52 s),
 /// because every `curl_multi_poll` turn hands the kernel every socket and
 /// every `curl_multi_perform` visits every transfer, which adds up with the
-/// verifier's default of 4,096 calls in flight.
+/// verifier's default of 8,192 calls in flight.
 ///
 /// Each turn: run the task jobs queued for this thread (`CurlLoopExecutor`),
 /// take new requests and cancellations from `SharedState`, wait in epoll

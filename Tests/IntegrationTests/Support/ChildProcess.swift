@@ -15,19 +15,21 @@ final class ChildProcess: Sendable {
     var pid: pid_t { process.pid }
 
     /// Starts `executable` (a product name, e.g. `storekeeper-ledger`) from the build folder;
-    /// with `openFileSoftLimit`, through `sh`, which lowers its soft limit on open files first.
+    /// with `openFileSoftLimit` or `openFileLimit`, through `sh`, which first lowers its soft limit
+    /// on open files, or both its soft and hard limits.
     init(
         _ executable: String, arguments: [String] = [], environment: [String: String] = [:],
-        openFileSoftLimit: Int? = nil
+        openFileSoftLimit: Int? = nil, openFileLimit: Int? = nil
     ) throws {
         // Only what the test gives plus PATH: the test machine's own STOREKEEPER_* must not leak in.
         var variables = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
         variables.merge(environment) { $1 }
         let output = self.output
         var (path, arguments) = (BuildProducts.url(of: executable).path, arguments)
-        if let openFileSoftLimit {
+        let limit = openFileLimit.map { "ulimit -n \($0)" } ?? openFileSoftLimit.map { "ulimit -Sn \($0)" }
+        if let limit {
             // `exec` keeps the pid: the test's process is the executable itself.
-            (path, arguments) = ("/bin/sh", ["-c", "ulimit -Sn \(openFileSoftLimit) && exec \"$0\" \"$@\"", path] + arguments)
+            (path, arguments) = ("/bin/sh", ["-c", "\(limit) && exec \"$0\" \"$@\"", path] + arguments)
         }
         process = try SpawnedProcess(
             path: path, arguments: arguments, environment: variables, onOutput: { output.append($0) })
