@@ -290,12 +290,12 @@ let package = Package(
             path: "Tests/CurlHTTPTests",
             swiftSettings: strict
         ),
-        // Heavy load on real sockets (hundreds to thousands of transfers at once): out of the unit
-        // targets so that `swift test --filter` on one stays quick; `swift test` (scripts/test.sh, CI) runs it.
         // The benchmark's own arithmetic (its figures are only as good as it).
         .testTarget(
             name: "BenchmarkSupportTests", dependencies: ["BenchmarkSupport"], path: "Tests/BenchmarkSupportTests",
             swiftSettings: strict),
+        // Heavy load on real sockets (hundreds to thousands of transfers at once): out of the unit
+        // targets so that `swift test --filter` on one stays quick; `swift test` (scripts/test.sh, CI) runs it.
         .testTarget(
             name: "LoadTests", dependencies: ["CurlHTTP", "CurlHTTPTestSupport"], path: "Tests/LoadTests",
             swiftSettings: strict),

@@ -3,8 +3,9 @@ import Foundation
 /// How many Apple calls a verifier keeps in flight: what it is configured
 /// for (`STOREKEEPER_VERIFIER_MAX_IN_FLIGHT`), but never more than its
 /// open-file limit can hold connections for. Over HTTP/1.1 every call in
-/// flight holds a connection of its own; past the limit, connects fail and
-/// the calls come back as transport errors, retried until the deadline. A
+/// flight holds a connection of its own; past the limit, sockets cannot be
+/// opened and the calls fail as connection errors, retried until the
+/// deadline. A
 /// bound the limit can hold pushes back instead (`overloaded`), which a
 /// gateway hands to another verifier.
 enum CallsInFlightBound {
