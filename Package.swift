@@ -310,6 +310,7 @@ let package = Package(
             dependencies: [
                 "Verifier", "AppleFormats", "Contracts", "CurlHTTP", "StorekeeperCore", "AppleJWS", "CallGates",
                 "ZeroMQ", "ZeroMQTestSupport", "LedgerClient",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -10,8 +10,9 @@
 // For each server and round:
 //   (a)  Apple at once, closed loop with --concurrency in flight: successful answers/s
 //   (b)  Apple at 3 s ± 1 s, open loop for --seconds at each of --peer-rate in turn (--flask-rate
-//        for the Flask peer), until it no longer keeps up (LoadSummary.Backlog): the rate it
-//        sustains lies between the last rate it kept up with and the next (SustainedRate)
+//        for the Flask peer), until it no longer keeps up (LoadSummary.Backlog), then --halvings
+//        rates half way across the bracket that left (RateSearch): the rate it sustains lies
+//        between the highest rate it kept up with and the lowest it missed (SustainedRate)
 //   (c)  Apple at exactly 3 s, open loop at each --latency-rates for --seconds: the latency the server adds
 //        to the simulator alone at the same rate (production consumables only: one Apple call each)
 //   RSS  on a server started afresh for it: --in-flight verifications sent over 6 s while Apple
@@ -140,7 +141,7 @@ struct PeerRun {
     var sustained: SustainedRate { SustainedRate(steps: open.map { ($0.rate, $0.outcome) }) }
     /// (b)'s CPU figure: at the highest rate it kept up with, else at the one rate it ran.
     var openCPU: (server: Double, sim: Double, generator: Double) {
-        (open.last { $0.outcome == .keptUp } ?? open[0]).cpu
+        (open.filter { $0.outcome == .keptUp }.max { $0.rate < $1.rate } ?? open[0]).cpu
     }
 }
 
@@ -334,7 +335,8 @@ enum PeerComparison {
 
         try await session.setLatency(openLatencyMs.low, openLatencyMs.high)
         var open: [OpenStep] = []
-        for rate in openRates {
+        var search = RateSearch(rising: openRates, refinements: flask ? 0 : options.halvings)
+        while let rate = search.next() {
             let count = Int(rate * options.seconds)
             // Minted step by step: the search stops early, and most servers never reach the highest rate.
             let bodies = try Workload.receiptBodies(
@@ -343,7 +345,7 @@ enum PeerComparison {
                 await OpenLoop.run(count: count, rate: rate) { await session.post(bodies[$0]) }
             }
             open.append(OpenStep(rate: rate, summary: summary, cpu: cpu))
-            if open[open.count - 1].outcome != .keptUp { break }
+            search.record(offered: rate, open[open.count - 1].outcome)
         }
 
         let peak = session.contender.processes().map(peakResidentKiB).reduce(0, +)

@@ -75,6 +75,13 @@ struct Options: ParsableCommand {
         })
     var peerRate: [Double] = [1_000, 1_250, 1_500, 1_750, 2_000, 2_250, 2_500, 2_750, 3_000]
     @Option(
+        help: "--peers' open loop (b): after the first rate a server misses with no rate of its own (failed, backlogged), this many more, each half way across what is left of the bracket.",
+        transform: { text in
+            guard let count = Int(text), count >= 0 else { throw ValidationError("--halvings: a whole number, 0 or more") }
+            return count
+        })
+    var halvings = 2
+    @Option(
         help: "Which of --peers' servers run, in this order (comma-separated).",
         transform: { $0.split(separator: ",").map(String.init) })
     var contenders = PeerComparison.order

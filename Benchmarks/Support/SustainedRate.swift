@@ -43,24 +43,28 @@ public struct SustainedRate: Sendable, Equatable {
         self.high = high
     }
 
-    /// From steps in the order run (rising rates). Steps after the first it
-    /// did not keep up with are not looked at: the search stops there.
+    /// From steps in the order run (`RateSearch`): rising rates, then halvings of
+    /// the bracket the first miss left. A step that contradicts the ones before it
+    /// (kept up at or above a rate missed, missed at or below one kept up with)
+    /// is not counted; the search never runs one.
     public init(steps: [(offered: Double, outcome: RateStepOutcome)]) {
-        var highestKeptUp = 0.0
+        var low = 0.0
+        var high: Double?
         for step in steps {
+            let inside = step.offered > low && step.offered < (high ?? .infinity)
+            guard inside else { continue }
             switch step.outcome {
             case .keptUp:
-                highestKeptUp = step.offered
+                low = step.offered
             case .fellBehind(let served):
-                let rate = max(highestKeptUp, served)
+                let rate = max(low, served)
                 self.init(low: rate, high: rate)
                 return
             case .failed, .backlogged:
-                self.init(low: highestKeptUp, high: step.offered)
-                return
+                high = step.offered
             }
         }
-        self.init(low: highestKeptUp, high: nil)
+        self.init(low: low, high: high)
     }
 
     public var text: String {
