@@ -6,10 +6,10 @@
 // between the last rate kept up with and the lowest missed.
 
 public struct RateSearch: Sendable {
-    /// Halving stops once the bracket is narrower than this: runs of one rate differ by about as much.
+    /// No halving leaves a bracket narrower than this: runs at one rate differ by about as much.
     public static let narrowest = 50.0
 
-    private var rising: [Double]
+    private let rising: [Double]
     private var refinementsLeft: Int
     public private(set) var steps: [(offered: Double, outcome: RateStepOutcome)] = []
 
