@@ -114,6 +114,8 @@ struct OpenStep {
     let summary: LoadSummary
     /// CPU ms per verification: the server's processes, the simulator, the generator.
     let cpu: (server: Double, sim: Double, generator: Double)
+    /// Before a halving step: how long the server and the simulator took to go idle first.
+    var settled: IdleWait?
 
     var outcome: RateStepOutcome {
         RateStepOutcome(summary, offered: rate, slowest: .milliseconds(PeerComparison.openLatencyMs.high))
@@ -337,6 +339,9 @@ enum PeerComparison {
         var open: [OpenStep] = []
         var search = RateSearch(rising: openRates, refinements: flask ? 0 : options.halvings)
         while let rate = search.next() {
+            // Run at once after a miss, a halving step could start behind, still working off the miss.
+            let afterMiss = open.last.map { $0.outcome != .keptUp } ?? false
+            let settled = afterMiss ? await waitUntilIdle { session.contender.processes() + [session.simPid, getpid()] } : nil
             let count = Int(rate * options.seconds)
             // Minted step by step: the search stops early, and most servers never reach the highest rate.
             let bodies = try Workload.receiptBodies(
@@ -344,7 +349,7 @@ enum PeerComparison {
             let (summary, cpu) = await session.costed(count) {
                 await OpenLoop.run(count: count, rate: rate) { await session.post(bodies[$0]) }
             }
-            open.append(OpenStep(rate: rate, summary: summary, cpu: cpu))
+            open.append(OpenStep(rate: rate, summary: summary, cpu: cpu, settled: settled))
             search.record(offered: rate, open[open.count - 1].outcome)
         }
 
@@ -386,8 +391,12 @@ enum PeerComparison {
         ]
         for step in run.open {
             let summary = step.summary
+            let settled = step.settled.map {
+                $0.idle ? " (after \(fixed($0.waited.seconds, 1)) s for the server to go idle)"
+                    : " (the server still busy after \(fixed($0.waited.seconds, 1)) s)"
+            } ?? ""
             lines.append(
-                "  (b) Apple 3 s ± 1 s, open loop at \(fixed(step.rate, 0))/s: \(describe(step.outcome)); "
+                "  (b) Apple 3 s ± 1 s, open loop at \(fixed(step.rate, 0))/s\(settled): \(describe(step.outcome)); "
                     + "\(summary.succeeded) of \(summary.count) answered 200, p50 \(fixed(summary.percentile(0.5).milliseconds, 0)) ms, "
                     + "latency grew \(fixed(summary.backlog?.drift.milliseconds ?? 0, 0)) ms, errors: \(summary.errors); \(cpu(step.cpu))")
         }
