@@ -17,17 +17,20 @@ import Testing
         return try await body(child.processIdentifier)
     }
 
-    @Test func aSleepingProcessIsIdleAtTheFirstWindow() async throws {
-        let wait = try await withChild("exec sleep 30") { pid in
-            await waitUntilIdle({ [pid] }, window: .milliseconds(300), limit: .seconds(10))
+    // No bound on how soon: on a loaded machine (CI runs the tests in parallel) a window's
+    // sleep can last far longer than asked. What is checked is the verdict.
+
+    @Test func aSleepingProcessIsFoundIdle() async throws {
+        let wait = try await withChild("exec sleep 120") { pid in
+            await waitUntilIdle({ [pid] }, window: .milliseconds(300), limit: .seconds(60))
         }
         #expect(wait.idle)
-        #expect(wait.waited < .seconds(3))
     }
 
+    /// Busy: 1 % of a core, which a spinning process gets however many threads share the machine.
     @Test func aBusyProcessIsWaitedForUntilTheLimit() async throws {
         let wait = try await withChild("while :; do :; done") { pid in
-            await waitUntilIdle({ [pid] }, window: .milliseconds(300), limit: .milliseconds(1_200))
+            await waitUntilIdle({ [pid] }, window: .milliseconds(300), limit: .milliseconds(1_200), busyShare: 0.01)
         }
         #expect(!wait.idle)
         #expect(wait.waited >= .milliseconds(1_200))
