@@ -5,16 +5,14 @@ import StorekeeperCore
 /// The verifier's metrics. Dimensions are bounded: environment, and Apple's
 /// status or the HTTP outcome class, never a receipt or user.
 struct VerifierMetrics: Sendable {
-    /// Where the metrics go: the process's (Prometheus) unless a test gives its own.
-    let factory: any MetricsFactory
     let inFlight: Gauge
     let coalesced: Counter
     let retries: Counter
     let fallbacks: Counter
     private let callDurations: CallDurations
 
+    /// - Parameter factory: where the metrics go: the process's (Prometheus) unless a test gives its own.
     init(factory: any MetricsFactory) {
-        self.factory = factory
         inFlight = Gauge(label: "storekeeper_verifier_in_flight", factory: factory)
         coalesced = Counter(label: "storekeeper_verifier_coalesced_total", factory: factory)
         retries = Counter(label: "storekeeper_apple_retries_total", factory: factory)
