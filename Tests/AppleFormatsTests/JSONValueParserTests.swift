@@ -125,7 +125,7 @@ extension JSONValue: Decodable {
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(JSONObject(try container.decode([String: JSONValue].self)))
         }
     }
 }

@@ -11,14 +11,14 @@ public enum JSONValue: Sendable, Equatable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
-    public var object: [String: JSONValue]? {
+    public var object: JSONObject? {
         if case .object(let object) = self { return object }
         return nil
     }

@@ -85,9 +85,8 @@ public struct JSONValueParser {
             return .object([:])
         }
         // The members wait on `pendingMembers` (nested objects above them) until the
-        // object is read, so its dictionary is made once, at its size: grown a slot at a
-        // time it rehashed every key four or five times, and made large up front it
-        // would let a hostile `[{},{},...]` reserve far more memory than its bytes.
+        // object is read, so its member list is made once, at its size (made large up
+        // front, a hostile `[{},{},...]` could reserve far more memory than its bytes).
         let first = pendingMembers.count
         defer { pendingMembers.removeSubrange(first...) }
         while true {
@@ -110,12 +109,12 @@ public struct JSONValueParser {
                 throw invalid
             }
         }
-        var members = [String: JSONValue](minimumCapacity: pendingMembers.count - first)
-        for (key, member, end) in pendingMembers[first...] {
-            let repeated = members.updateValue(member, forKey: key) != nil
-            if repeated, rejectingAmbiguity { throw Invalid(offset: end, ambiguity: .repeatedKey) }
+        let read = pendingMembers[first...]
+        let (object, firstRepeat) = JSONObject.uniquing(read.lazy.map { (key: $0.key, value: $0.value) })
+        if let firstRepeat, rejectingAmbiguity {
+            throw Invalid(offset: read[first + firstRepeat].end, ambiguity: .repeatedKey)
         }
-        return .object(members)
+        return .object(object)
     }
 
     private mutating func array(depth: Int) throws(Invalid) -> JSONValue {

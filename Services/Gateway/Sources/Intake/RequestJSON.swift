@@ -10,7 +10,7 @@ import AppleFormats
 /// escape: a lone surrogate (`"\uD800"`) is refused, where reading it as
 /// U+FFFD would make two different user ids one.
 struct RequestJSON {
-    private let object: [String: JSONValue]
+    private let object: JSONObject
 
     init(_ body: [UInt8]) throws(IntakeError) {
         let text = body.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(body.dropFirst(3)) : body
