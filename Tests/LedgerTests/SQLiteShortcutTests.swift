@@ -186,5 +186,37 @@ struct SQLiteShortcutTests {
         #expect(stored == [2, 3])
         #expect(seqs.map { $0?.grantedTo } == ["u-2", "u-4"])
     }
+
+    /// A group of one runs without a savepoint: its refusal rolls the whole transaction back,
+    /// which must undo exactly what a savepoint would have, and take no seq.
+    @Test func aRefusedUnitAloneInItsGroupUndoesItsBindingAndTakesNoSeq() async throws {
+        let store = try SQLiteLedgerStore.inMemory()
+        let rules = LedgerRules(policy: .keep)
+        let t0 = self.t0
+        func record(_ user: String, _ transactions: [Transaction], _ requestID: String) async throws
+            -> UnitOutcome<LedgerWorkOutput>
+        {
+            try await store.commit(units: 1) { _, session in
+                try rules.apply(
+                    .record(.with {
+                        $0.userID = user
+                        $0.result = Make.result(transactions)
+                    }), requestID: requestID, now: t0, session: session)
+            }[0]
+        }
+        _ = try await record("u-1", [Make.transaction("held", purchased: t0)], "r0")
+        let refused = try await record(
+            "u-3", [Make.transaction("early", purchased: t0 - 60_000), Make.transaction("held", purchased: t0)], "r1")
+        #expect(throws: LedgerFailure.alreadyBound) { try refused.result.get() }
+        #expect(refused.events.isEmpty)
+
+        let next = try await record("u-2", [Make.transaction("a", purchased: t0)], "r2")
+        #expect(next.events.map(\.event.seq) == [2], "the refused unit took no seq")
+        let (early, credited) = try await store.read { reader in
+            (try reader.owner(of: SubscriptionKey(.sandbox, "early")), try reader.transaction(TransactionKey(.sandbox, "early")))
+        }
+        #expect(early == nil, "the refused unit's binding is undone")
+        #expect(credited == nil, "and so is its transaction")
+    }
 }
 

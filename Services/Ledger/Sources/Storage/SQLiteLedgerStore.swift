@@ -40,13 +40,21 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
     public func commit<Output: Sendable>(
         units: Int, prefetch: LedgerPrefetch, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>] {
-        try await writer.write { db in try Self.applyGroup(db, units: units, apply) }
+        do {
+            return try await writer.write { db in try Self.applyGroup(db, units: units, apply) }
+        } catch let failure as LoneUnitFailed {
+            return [failure.outcome()]
+        }
     }
 
     public func commitBlocking<Output: Sendable>(
         units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>] {
-        try writer.write { db in try Self.applyGroup(db, units: units, apply) }
+        do {
+            return try writer.write { db in try Self.applyGroup(db, units: units, apply) }
+        } catch let failure as LoneUnitFailed {
+            return [failure.outcome()]
+        }
     }
 
     /// The group's units, inside the transaction `write` opened.
@@ -55,6 +63,17 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
     ) throws -> [UnitOutcome<Output>] {
         let session = SQLiteLedgerSession(db: db)
         session.nextSeq = try session.headSeq() + 1
+        if units == 1 {
+            // A group of one needs no savepoint: its failure is thrown out of `write`,
+            // which rolls the whole transaction back. Most groups are one request when
+            // requests come spread out, and SAVEPOINT with RELEASE cost a unit about
+            // 13,000 instructions (callgrind).
+            do {
+                return [UnitOutcome(result: .success(try apply(0, session)), events: session.appended)]
+            } catch {
+                throw LoneUnitFailed(error: error)
+            }
+        }
         var outcomes: [UnitOutcome<Output>] = []
         outcomes.reserveCapacity(units)
         for unit in 0..<units {
@@ -104,6 +123,13 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
     /// A unit's writes could not be rolled back to its savepoint.
     struct UnitNotUndone: Error {
         let error: any Error
+    }
+
+    /// The one unit of a group failed: thrown so that `write` rolls its transaction back.
+    struct LoneUnitFailed: Error {
+        let error: any Error
+
+        func outcome<Output: Sendable>() -> UnitOutcome<Output> { UnitOutcome(result: .failure(error), events: []) }
     }
 
     public func read<Output: Sendable>(_ body: @escaping @Sendable (any LedgerReader) throws -> Output) async throws -> Output {
