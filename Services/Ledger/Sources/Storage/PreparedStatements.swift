@@ -8,7 +8,7 @@ import GRDBSQLite
 /// alone), more than binding all its parameters. Each slot has one SQL text,
 /// which debug builds check on every use.
 enum StatementSlot: Int, CaseIterable {
-    case savepoint, releaseSavepoint, rollbackToSavepoint
+    case begin, commit, savepoint, releaseSavepoint, rollbackToSavepoint
     case transaction, insertTransaction, updateTransaction, unclaimedTransactions, transactionsOfPurchase
     case setGrantedSeq
     case owner, bindIfUnbound
