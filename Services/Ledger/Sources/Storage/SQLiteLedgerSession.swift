@@ -11,14 +11,16 @@ final class SQLiteLedgerSession: LedgerSession {
     var nextSeq: UInt64
     /// The events appended since the store last cleared it (one unit's).
     var appended: [CommittedEvent] = []
-    private var prepared = PreparedStatements()
+    private let prepared: PreparedStatements
 
-    init(db: Database, nextSeq: UInt64 = 0) {
+    /// - Parameter statements: those held for `db`'s connection; by default, the session's own.
+    init(db: Database, statements: PreparedStatements = PreparedStatements(), nextSeq: UInt64 = 0) {
         self.db = db
+        self.prepared = statements
         self.nextSeq = nextSeq
     }
 
-    /// The statement of `slot`, looked up in GRDB's cache once per session (`PreparedStatements`).
+    /// The statement of `slot`, looked up in GRDB's cache once per `PreparedStatements`.
     func cached(_ slot: StatementSlot, _ sql: @autoclosure () -> String) throws -> Statement {
         try prepared.statement(slot, sql(), in: db)
     }

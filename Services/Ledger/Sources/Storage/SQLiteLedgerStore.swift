@@ -9,6 +9,8 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
     public static let fileName = "ledger.sqlite"
 
     let writer: any DatabaseWriter
+    /// The writer connection's statements, held from one group to the next.
+    let writerStatements = PreparedStatements()
 
     private init(writer: any DatabaseWriter) throws {
         self.writer = writer
@@ -41,7 +43,9 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
         units: Int, prefetch: LedgerPrefetch, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) async throws -> [UnitOutcome<Output>] {
         do {
-            return try await writer.writeWithoutTransaction { db in try Self.applyGroup(db, units: units, apply) }
+            return try await writer.writeWithoutTransaction { [writerStatements] db in
+                try Self.applyGroup(db, statements: writerStatements, units: units, apply)
+            }
         } catch let failure as LoneUnitFailed {
             return [failure.outcome()]
         }
@@ -51,7 +55,9 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
         units: Int, _ apply: @escaping @Sendable (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>] {
         do {
-            return try writer.writeWithoutTransaction { db in try Self.applyGroup(db, units: units, apply) }
+            return try writer.writeWithoutTransaction { db in
+                try Self.applyGroup(db, statements: writerStatements, units: units, apply)
+            }
         } catch let failure as LoneUnitFailed {
             return [failure.outcome()]
         }
@@ -59,9 +65,10 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
 
     /// The group's units, in one transaction.
     private static func applyGroup<Output: Sendable>(
-        _ db: Database, units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
+        _ db: Database, statements: PreparedStatements, units: Int,
+        _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>] {
-        let session = SQLiteLedgerSession(db: db)
+        let session = SQLiteLedgerSession(db: db, statements: statements)
         return try inGroupTransaction(session) { try applyUnits(session, units: units, apply) }
     }
 
