@@ -19,10 +19,22 @@ public struct DescriptorGuests {
 
     /// A guest is to be serviced whatever the wait reports (just attached):
     /// the host should not block.
-    public var hasReady: Bool { entries.contains(where: \.ready) }
+    public var hasReady: Bool {
+        for entry in entries where entry.ready { return true }
+        return false
+    }
 
-    /// The earliest time a guest asked to be serviced by, readiness aside.
-    public var earliestDeadline: ContinuousClock.Instant? { entries.lazy.compactMap(\.deadline).min() }
+    /// The earliest time a guest asked to be serviced by, readiness aside. (Plain
+    /// loops here: the host asks both every turn; see `MultiLoop.waitMilliseconds`.)
+    public var earliestDeadline: ContinuousClock.Instant? {
+        var earliest: ContinuousClock.Instant?
+        for entry in entries {
+            guard let deadline = entry.deadline else { continue }
+            if let current = earliest, current <= deadline { continue }
+            earliest = deadline
+        }
+        return earliest
+    }
 
     /// Attaches `guests` and watches their descriptors; each is serviced in
     /// the next `service`, since its descriptors may have signalled before

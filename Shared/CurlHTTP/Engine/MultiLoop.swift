@@ -30,6 +30,7 @@ final class MultiLoop {
     static let maxShards = 16
 
     let shards: [MultiShard]
+    private let timers: ShardTimers
     let shared: SharedState
     let executor: CurlLoopExecutor
     let configuration: CurlHTTPClient.Configuration
@@ -48,10 +49,11 @@ final class MultiLoop {
         // The per-host cap is split between the shards, so together they hold exactly it.
         let cap = configuration.maxConnectionsPerHost
         let count = max(1, min(Self.maxShards, cap / Self.connectionsPerShard))
+        let timers = ShardTimers(shards: count)
         var shards: [MultiShard] = []
         for index in 0..<count {
             let share = cap / count + (index < cap % count ? 1 : 0)
-            guard let shard = MultiShard(index: index, epoll: epoll, maxConnectionsPerHost: share) else {
+            guard let shard = MultiShard(index: index, epoll: epoll, timers: timers, maxConnectionsPerHost: share) else {
                 for made in shards { curl_multi_cleanup(made.multi) }
                 epoll.release()
                 return nil
@@ -59,6 +61,7 @@ final class MultiLoop {
             shards.append(shard)
         }
         self.shards = shards
+        self.timers = timers
         self.epoll = epoll
         self.shared = shared
         self.executor = executor
@@ -88,8 +91,11 @@ final class MultiLoop {
     private func turns() -> CURLMcode? {
         var failure: CURLMcode?
         var running: Int32 = 0
+        // Shards curl acted on this turn: only those can have finished transfers to read.
+        var acted = [Bool](repeating: false, count: shards.count)
         func act(_ shard: MultiShard, socket: curl_socket_t, flags: Int32) {
             guard failure == nil else { return }
+            acted[Int(shard.index)] = true
             let code = curl_multi_socket_action(shard.multi, socket, flags, &running)
             if code != CURLM_OK { failure = code }
         }
@@ -111,14 +117,11 @@ final class MultiLoop {
                     act(shards[Int(tag)], socket: socket, flags: flags)
                 }
             }
-            let now = ContinuousClock.now
-            if !guests.isEmpty { guests.service(now: now, unwatch: unwatchGuest) }
-            for shard in shards {
-                guard let deadline = shard.timerDeadline, deadline <= now else { continue }
-                shard.timerDeadline = nil
-                act(shard, socket: CURL_SOCKET_BAD, flags: 0)  // CURL_SOCKET_TIMEOUT
+            if !guests.isEmpty { guests.service(now: .now, unwatch: unwatchGuest) }
+            for index in timers.takeDue(now: ShardTimers.now) {
+                act(shards[index], socket: CURL_SOCKET_BAD, flags: 0)  // CURL_SOCKET_TIMEOUT
             }
-            collectFinished(into: &results)
+            collectFinished(from: &acted, into: &results)
             shared.complete(results)
             if let failure { return failure }
             if !waited { return CURLM_INTERNAL_ERROR }
@@ -133,10 +136,12 @@ final class MultiLoop {
     /// 0 when one is due or a guest is ready.
     private func waitMilliseconds() -> Int32 {
         if guests.hasReady { return 0 }
-        var earliest = shards.lazy.compactMap(\.timerDeadline).min()
-        if let guest = guests.earliestDeadline { earliest = min(earliest ?? guest, guest) }
-        guard let deadline = earliest else { return Self.waitCapMilliseconds }
-        let left = deadline - .now
-        return left <= .zero ? 0 : Int32(min(Int(Self.waitCapMilliseconds), left.curlMilliseconds))
+        var wait = timers.millisecondsUntilEarliest(now: ShardTimers.now)
+        if let deadline = guests.earliestDeadline {
+            let left = deadline - .now
+            let guestWait = left <= .zero ? 0 : left.curlMilliseconds
+            wait = min(wait ?? guestWait, guestWait)
+        }
+        return Int32(min(Int(Self.waitCapMilliseconds), wait ?? Int(Self.waitCapMilliseconds)))
     }
 }

@@ -18,17 +18,18 @@ final class MultiShard {
     private let epoll: Epoll
     /// This shard's part of the client's per-host connection cap.
     let maxConnectionsPerHost: Int
-    /// When curl next wants `CURL_SOCKET_TIMEOUT` (set by the timer callback).
-    var timerDeadline: ContinuousClock.Instant?
+    /// When curl next wants `CURL_SOCKET_TIMEOUT` (set by the timer callback), the loop's.
+    let timers: ShardTimers
     /// Transfers in this handle by origin (see `HTTPRequest.origin`).
     private var transfersByOrigin: [Substring: Int] = [:]
 
     /// `nil` when curl cannot make a multi handle.
-    init?(index: Int, epoll: Epoll, maxConnectionsPerHost: Int) {
+    init?(index: Int, epoll: Epoll, timers: ShardTimers, maxConnectionsPerHost: Int) {
         guard let multi = curl_multi_init() else { return nil }
         self.index = UInt32(index)
         self.multi = multi
         self.epoll = epoll
+        self.timers = timers
         self.maxConnectionsPerHost = maxConnectionsPerHost
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnectionsPerHost)
@@ -92,6 +93,6 @@ private func multiShardTimerCallback(
 ) -> Int32 {
     guard let userPointer else { return -1 }
     let shard = Unmanaged<MultiShard>.fromOpaque(userPointer).takeUnretainedValue()
-    shard.timerDeadline = timeoutMilliseconds < 0 ? nil : .now + .milliseconds(timeoutMilliseconds)
+    shard.timers.set(Int(shard.index), milliseconds: timeoutMilliseconds)
     return 0
 }
