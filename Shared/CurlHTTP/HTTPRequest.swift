@@ -58,11 +58,14 @@ extension HTTPRequest {
     /// `hasTimeLeft`: none left is a time-out, not a malformed request.)
     /// Scheme and authority (`https://buy.itunes.apple.com`): what curl's
     /// per-host connection cap counts by, give or take a default port.
+    /// Read as UTF-8 bytes: every start asks it, and walking Characters (grapheme
+    /// breaking) cost about 8,000 instructions a call (callgrind).
     var origin: Substring {
+        let utf8 = url.utf8
         let schemeLength = url.hasPrefix("https://") ? 8 : url.hasPrefix("http://") ? 7 : 0
-        let authority = url.index(url.startIndex, offsetBy: schemeLength)
-        let end = url[authority...].firstIndex { (character: Character) in
-            character == "/" || character == "?" || character == "#"
+        let authority = utf8.index(utf8.startIndex, offsetBy: schemeLength)
+        let end = utf8[authority...].firstIndex { byte in
+            byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
         }
         return url[..<(end ?? url.endIndex)]
     }
