@@ -24,6 +24,7 @@ swiftc -sanitize=address -parse-as-library -O -module-name Contracts -emit-modul
   -emit-library -static -o "$work/libContracts.a" Shared/Contracts/FailureCode.swift
 
 build JSONValueParser Shared/AppleFormats/JSON/JSONValueParser.swift Shared/AppleFormats/JSON/JSONValue.swift \
+  Shared/AppleFormats/JSON/JSONObject.swift \
   Shared/AppleFormats/JSON/JSONPlainRun.swift
 build ReceiptDataNormalizer Services/Gateway/Sources/Intake/ReceiptDataNormalizer.swift Services/Gateway/Sources/Intake/ReceiptEnds.swift \
   Services/Gateway/Sources/Intake/Base64AlphabetScan.swift \
