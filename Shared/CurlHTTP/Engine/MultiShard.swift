@@ -18,7 +18,7 @@ final class MultiShard {
     private let epoll: Epoll
     /// This shard's part of the client's per-host connection cap.
     let maxConnectionsPerHost: Int
-    /// When curl next wants `CURL_SOCKET_TIMEOUT` (set by the timer callback), the loop's.
+    /// The loop's timers, where curl's timer callback says when this shard next wants `CURL_SOCKET_TIMEOUT`.
     let timers: ShardTimers
     /// Transfers in this handle by origin (see `HTTPRequest.origin`).
     private var transfersByOrigin: [Substring: Int] = [:]

@@ -23,8 +23,9 @@ final class ShardTimers {
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// curl's timer callback: due in `milliseconds` from `now`; negative removes the timer.
+    /// (Capped at about 35 years, so that the nanoseconds cannot overflow.)
     func set(_ shard: Int, milliseconds: Int, now: UInt64 = ShardTimers.now) {
-        deadlines[shard] = milliseconds < 0 ? Self.none : now &+ UInt64(milliseconds) &* 1_000_000
+        deadlines[shard] = milliseconds < 0 ? Self.none : now + UInt64(min(milliseconds, 1 << 40)) * 1_000_000
     }
 
     /// Milliseconds from `now` until the earliest timer, rounded up (0 when one is
