@@ -117,6 +117,28 @@ import Testing
         guard case .fail(.appleUnavailable(21005, _)) = sandbox else { Issue.record("\(sandbox)"); return }
     }
 
+    /// The jitter's random number is drawn only for a retry: in the verifier each draw is a system call.
+    @Test func onlyARetryDrawsARandomNumber() throws {
+        var draws = 0
+        func draw() -> Double {
+            draws += 1
+            return 0.5
+        }
+        var m = machine()
+        _ = m.handle(try answer(#"{"status":21007}"#), now: start, unit: draw())
+        _ = m.handle(try answer(#"{"status":0}"#), now: start, unit: draw())
+        #expect(draws == 0, "a fallback and a success need no jitter")
+        var failing = machine()
+        _ = failing.handle(try answer(#"{"status":21003}"#), now: start, unit: draw())
+        #expect(draws == 0, "nor does a refusal")
+        var retrying = machine()
+        guard case .call(.production, let delay) = retrying.handle(.transportFailure, now: start, unit: draw()) else {
+            Issue.record("no retry"); return
+        }
+        #expect(draws == 1)
+        #expect(delay > .zero)
+    }
+
     @Test func appleTroubleIsRetriedWithGrowingBackoffUntilTheDeadline() throws {
         var m = machine(deadline: .seconds(10))
         var now = start

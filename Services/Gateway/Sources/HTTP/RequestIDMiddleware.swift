@@ -18,7 +18,7 @@ struct RequestIDMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
-        let requestID = Self.sanitized(request.headers[.requestID]) ?? Hex.lowercase(UUID())
+        let requestID = Self.sanitized(request.headers[.requestID]) ?? Hex.lowercase(RandomUUIDs.shared.next())
         context.requestID = requestID
         context.logger[metadataKey: "request.id"] = "\(requestID)"
         var response = try await next(request, context)

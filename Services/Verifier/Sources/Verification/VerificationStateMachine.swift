@@ -57,8 +57,9 @@ public struct VerificationStateMachine: Sendable {
         .call(environment, after: .zero)
     }
 
-    /// `unit` is a random number in [0, 1) for the jitter.
-    public mutating func handle(_ outcome: Outcome, now: ContinuousClock.Instant, unit: Double) -> Action {
+    /// `unit` is a random number in [0, 1) for the jitter, asked for only when a retry needs it
+    /// (in the verifier, each draw is a `getrandom` system call).
+    public mutating func handle(_ outcome: Outcome, now: ContinuousClock.Instant, unit: @autoclosure () -> Double) -> Action {
         switch outcome {
         case .answered(let response):
             lastAppleStatus = response.status
@@ -79,7 +80,7 @@ public struct VerificationStateMachine: Sendable {
         }
     }
 
-    private mutating func handle(_ response: AppleResponse, now: ContinuousClock.Instant, unit: Double) -> Action {
+    private mutating func handle(_ response: AppleResponse, now: ContinuousClock.Instant, unit: () -> Double) -> Action {
         switch response.statusClass {
         case .valid:
             return .succeed(environment, response)
@@ -114,9 +115,9 @@ public struct VerificationStateMachine: Sendable {
         return .call(other, after: .zero)
     }
 
-    private mutating func retry(now: ContinuousClock.Instant, unit: Double, retryAfter: Duration?) -> Action {
+    private mutating func retry(now: ContinuousClock.Instant, unit: () -> Double, retryAfter: Duration?) -> Action {
         retries += 1
-        let delay = backoff.delay(beforeRetry: retries, retryAfter: retryAfter, unit: unit)
+        let delay = backoff.delay(beforeRetry: retries, retryAfter: retryAfter, unit: unit())
         guard now + delay + Self.minimumAttempt <= deadline else {
             // Tell the client when trying again is worth it: at least a second.
             let hint = max(.seconds(1), retryAfter ?? .zero)

@@ -49,8 +49,8 @@ struct ServerAPICallStateMachine: Sendable {
         return .call(environment, after: .zero)
     }
 
-    /// `unit` is a random number in [0, 1) for the back-off's jitter.
-    mutating func handle(_ outcome: ServerAPIOutcome, now: ContinuousClock.Instant, unit: Double) -> Action {
+    /// `unit` is a random number in [0, 1) for the back-off's jitter, asked for only when a retry needs it.
+    mutating func handle(_ outcome: ServerAPIOutcome, now: ContinuousClock.Instant, unit: @autoclosure () -> Double) -> Action {
         switch outcome {
         case .answered(let body):
             return .succeed(environment, body)
@@ -87,8 +87,8 @@ struct ServerAPICallStateMachine: Sendable {
 
     /// Apple's `Retry-After` is waited for as given (only the deadline bounds it):
     /// a retry sooner would only be refused again.
-    private mutating func retry(now: ContinuousClock.Instant, unit: Double, retryAfter: Duration?) -> Action {
-        let delay = max(backoff.delay(beforeRetry: retryCount + 1, retryAfter: nil, unit: unit), retryAfter ?? .zero)
+    private mutating func retry(now: ContinuousClock.Instant, unit: () -> Double, retryAfter: Duration?) -> Action {
+        let delay = max(backoff.delay(beforeRetry: retryCount + 1, retryAfter: nil, unit: unit()), retryAfter ?? .zero)
         guard now + delay + VerificationStateMachine.minimumAttempt <= deadline else {
             return .fail(
                 .unavailable(
