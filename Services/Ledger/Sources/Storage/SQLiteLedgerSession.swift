@@ -173,11 +173,14 @@ final class SQLiteLedgerSession: LedgerSession {
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
         guard !listedProducts.isEmpty else {
             let statement = try cached(.statedLastingInOrder, Self.statedLastingInOrderSQL)
-            return try statement.mapRows(arguments: [user], Self.storedTransaction)
+            return try statement.mapRows({ $0.text(user) }, Self.storedTransaction)
         }
         let statement = try cached(.statedOrListedLasting, Self.statedOrListedLastingSQL)
         let products = String(decoding: try JSONEncoder().encode(listedProducts), as: UTF8.self)
-        return try statement.mapRows(arguments: [user, products], Self.storedTransaction)
+        return try statement.mapRows({
+            $0.text(user)
+            $0.text(products)
+        }, Self.storedTransaction)
     }
 
     // MARK: Bindings
@@ -253,7 +256,7 @@ final class SQLiteLedgerSession: LedgerSession {
                 JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
                 WHERE b.user_id = ? ORDER BY s.original_transaction_id, s.environment
                 """)
-        return try statement.mapRows(arguments: [user], Self.subscriptionRecord)
+        return try statement.mapRows({ $0.text(user) }, Self.subscriptionRecord)
     }
 
     /// When a lapsed subscription is due for another refresh (argument ?1: now).
