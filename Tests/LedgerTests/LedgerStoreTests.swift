@@ -14,11 +14,12 @@ struct LedgerStoreTests {
         return path
     }
 
-    @Test func aFileDatabaseIsWALWithSynchronousFull() async throws {
+    @Test func aFileDatabaseIsWALWithSynchronousFullAndItsJournalsInMemory() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteLedgerStore.open(directory: directory)
-        #expect(try await store.synchronousSetting() == 2)
+        #expect(try await store.pragma("synchronous") == 2, "FULL")
+        #expect(try await store.pragma("temp_store") == 2, "MEMORY: units' statement journals never spill to a file")
         let mode = try await store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")
     }
