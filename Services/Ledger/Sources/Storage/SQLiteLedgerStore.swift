@@ -22,11 +22,12 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        // A group's units run in savepoints, and SQLite keeps a copy of every page a unit
-        // changes in a statement journal, held in memory only up to 64 KiB: a unit touches
-        // 10-15 pages of 4 KiB, so under load most groups spilled it to a temporary file,
-        // about 12 pwrite calls per verification at 64 in flight (strace), more than the WAL's.
-        // In memory, a journal is bounded by one unit's pages: it is emptied at each RELEASE.
+        // A group in which a unit failed runs again with a savepoint per unit (`applyGroup`).
+        // SQLite then copies every page a unit changes (10-15 of 4 KiB) into a statement
+        // journal that it holds in memory only up to 64 KiB, then spills to a temporary file:
+        // when every group ran so, about 12 pwrite calls per verification at 64 in flight
+        // (strace), more than the WAL's. Kept in memory, a journal holds one unit's pages:
+        // it is emptied at each RELEASE.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         let path = URL(fileURLWithPath: directory).appendingPathComponent(fileName).path
         let pool = try DatabasePool(path: path, configuration: configuration)
