@@ -72,12 +72,13 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
 
     /// The group's units, in one transaction.
     ///
-    /// Several units are first applied one after the other with no savepoint: a
+    /// The units are first applied one after the other with no savepoint: a
     /// unit's savepoint makes SQLite copy every page the unit changes into a
     /// statement journal (10-15 pages of 4 KiB), and SAVEPOINT with RELEASE cost
     /// about 9,000 instructions more. Units rarely fail (a bad value, or
     /// `already_bound` under the `keep` policy). When one does, that transaction
-    /// is rolled back whole, and the group runs again with a savepoint per unit,
+    /// is rolled back whole. A unit alone in its group then has its outcome
+    /// (`LoneUnitFailed`); a larger group runs again with a savepoint per unit,
     /// which undoes the failed unit's changes alone. The rules read and write only
     /// the database, so running a unit twice, the first time undone, changes nothing.
     private static func applyGroup<Output: Sendable>(
@@ -85,18 +86,17 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
         _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>] {
         let session = SQLiteLedgerSession(db: db, statements: statements)
-        if units > 1 {
-            do {
-                return try inGroupTransaction(session) { try applyUnitsTogether(session, units: units, apply) }
-            } catch is AUnitFailedTogether {
-                // Rolled back: each unit again, in a savepoint of its own.
-            }
+        do {
+            return try inGroupTransaction(session) { try applyUnitsTogether(session, units: units, apply) }
+        } catch is AUnitFailedTogether {
+            // Rolled back: each unit again, in a savepoint of its own.
+            return try inGroupTransaction(session) { try applyUnitsInSavepoints(session, units: units, apply) }
         }
-        return try inGroupTransaction(session) { try applyUnits(session, units: units, apply) }
     }
 
     /// Every unit applied in the transaction as it stands, with no savepoint; the first
-    /// unit that fails ends the attempt (`AUnitFailedTogether`), to be rolled back.
+    /// unit that fails ends the attempt, to be rolled back (`LoneUnitFailed` for a unit
+    /// alone in its group, else `AUnitFailedTogether`).
     private static func applyUnitsTogether<Output: Sendable>(
         _ session: SQLiteLedgerSession, units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>] {
@@ -109,7 +109,7 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
             do {
                 output = try apply(unit, session)
             } catch {
-                throw AUnitFailedTogether()
+                throw units == 1 ? LoneUnitFailed(error: error) : AUnitFailedTogether()
             }
             outcomes.append(UnitOutcome(result: .success(output), events: session.appended))
         }
@@ -136,21 +136,12 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
         }
     }
 
-    private static func applyUnits<Output: Sendable>(
+    /// Each unit in a savepoint of its own: one request's failure (already_bound, a bad
+    /// value) undoes its own changes only.
+    private static func applyUnitsInSavepoints<Output: Sendable>(
         _ session: SQLiteLedgerSession, units: Int, _ apply: (_ unit: Int, _ session: any LedgerSession) throws -> Output
     ) throws -> [UnitOutcome<Output>] {
         session.nextSeq = try session.headSeq() + 1
-        if units == 1 {
-            // A group of one needs no savepoint: its failure is thrown out of the
-            // transaction, which rolls it back whole. Most groups are one request when
-            // requests come spread out, and SAVEPOINT with RELEASE cost a unit about
-            // 13,000 instructions (callgrind).
-            do {
-                return [UnitOutcome(result: .success(try apply(0, session)), events: session.appended)]
-            } catch {
-                throw LoneUnitFailed(error: error)
-            }
-        }
         var outcomes: [UnitOutcome<Output>] = []
         outcomes.reserveCapacity(units)
         for unit in 0..<units {
@@ -159,8 +150,6 @@ public final class SQLiteLedgerStore: BlockingLedgerStore {
             var result: Result<Output, any Error>?
             var events: [CommittedEvent] = []
             do {
-                // A savepoint per unit: one request's failure (already_bound, a bad
-                // value) undoes its own changes only.
                 try inUnitSavepoint(session) { result = .success(try apply(unit, session)) }
                 events = session.appended
             } catch let failure as UnitNotUndone {
