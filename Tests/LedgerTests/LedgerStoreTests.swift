@@ -95,6 +95,23 @@ struct LedgerStoreTests {
         _ = try await ledger.record("u", Make.result([Make.transaction("t9", purchased: t0)]), at: t0 + 20)
         #expect(try await ledger.events().map(\.seq) == [5, 6])
     }
+
+    /// Pruning goes in `seq` order and stops at the first young event: one recorded with an
+    /// earlier time after it (a clock stepped back) waits for a later sweep, never the reverse.
+    @Test func pruningStopsAtTheFirstEventStillYoung() async throws {
+        let ledger = try await LedgerFixture()
+        for (index, offset) in [0, 1, 5, 2, 6].enumerated() {
+            _ = try await ledger.record("u", Make.result([Make.transaction("t\(index)", purchased: t0)]), at: t0 + Int64(offset))
+        }
+        guard case .count(let pruned) = try await ledger.apply(.pruneEvents(before: t0 + 3), at: t0 + 10) else {
+            Issue.record("no count")
+            return
+        }
+        #expect(pruned == 2)
+        #expect(try await ledger.events().map(\.seq) == [3, 4, 5])
+        _ = try await ledger.apply(.pruneEvents(before: t0 + 6), at: t0 + 10)
+        #expect(try await ledger.events().map(\.seq) == [5])
+    }
 }
 
 @Suite("SQLite query plans: the hot statements use their indexes")
@@ -123,5 +140,17 @@ struct LedgerQueryPlanTests {
         #expect(unstated.contains("subscriptions_refresh_unknown"), "\(unstated)")
         let expired = try await Self.plan(SQLiteLedgerSession.newlyExpiredSQL, [1, 5])
         #expect(expired.contains("subscriptions_expiry_pending"), "\(expired)")
+    }
+
+    /// No index of the events' time to keep up at every commit: the sweep reads them by rowid.
+    @Test func eventsArePrunedByTheirSeqWithNoIndexOfTheirTime() async throws {
+        let prune = try await Self.plan(SQLiteLedgerSession.pruneEventsSQL, [1])
+        #expect(prune.contains("USING INTEGER PRIMARY KEY"), "\(prune)")
+        #expect(!prune.contains("SCAN"), "\(prune)")
+        let store = try SQLiteLedgerStore.inMemory()
+        let indexes = try await store.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
+        }
+        #expect(indexes.isEmpty, "\(indexes)")
     }
 }

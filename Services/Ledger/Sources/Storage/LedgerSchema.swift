@@ -113,10 +113,13 @@ enum LedgerSchema {
         migrator.registerMigration(UnclaimedTransactionsMigration.name) { db in
             try db.execute(sql: UnclaimedTransactionsMigration.sqlite)
         }
+        migrator.registerMigration(EventsBySeqMigration.name) { db in try db.execute(sql: EventsBySeqMigration.sqlite) }
         return migrator
     }
 
-    /// Migrations that only add an index: a ledger without them holds every row and column
+    /// Migrations that only add or drop an index: a ledger without them holds every row and column
     /// the others give it, so `db import` takes it as it is (it opens the file read-only).
-    static let indexOnlyMigrations: Set<String> = [LastingPurchasesMigration.name, UnclaimedTransactionsMigration.name]
+    static let indexOnlyMigrations: Set<String> = [
+        LastingPurchasesMigration.name, UnclaimedTransactionsMigration.name, EventsBySeqMigration.name,
+    ]
 }

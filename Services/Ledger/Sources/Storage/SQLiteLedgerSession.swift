@@ -397,10 +397,16 @@ final class SQLiteLedgerSession: LedgerSession {
         return try headSeq() + 1
     }
 
+    /// The events before the first one at or after the cutoff, in `seq` order; all but the
+    /// newest when none is (the head `seq` must survive). SQLite reads them by rowid from the
+    /// oldest and stops at the first young one, with no index of their time (EventsBySeqMigration).
+    static let pruneEventsSQL = """
+        DELETE FROM events WHERE seq < coalesce(
+            (SELECT MIN(seq) FROM events WHERE occurred_at_ms >= ?), (SELECT MAX(seq) FROM events))
+        """
+
     func pruneEvents(before cutoff: Int64) throws -> Int {
-        try db.execute(
-            sql: "DELETE FROM events WHERE occurred_at_ms < ? AND seq < (SELECT MAX(seq) FROM events)",
-            arguments: [cutoff])
+        try db.execute(sql: Self.pruneEventsSQL, arguments: [cutoff])
         return db.changesCount
     }
 }
