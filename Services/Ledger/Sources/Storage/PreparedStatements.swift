@@ -13,7 +13,7 @@ enum StatementSlot: Int, CaseIterable {
     case setGrantedSeq
     case owner, bindIfUnbound
     case subscription, hasSubscription, subscriptionsOwnedBy, saveSubscription
-    case statedLastingInOrder, statedOrListedLasting
+    case statedLasting, statedOrListedLasting
     case appendEvent, headSeq
     case idempotentAnswer, storeIdempotentAnswer
 }

@@ -152,35 +152,35 @@ final class SQLiteLedgerSession: LedgerSession {
         WHERE b.user_id = ?1 AND t.expires_date_ms IS NULL AND t.kind IN ('non_consumable', 'non_renewing')
         """
 
-    private static let statedLastingInOrderSQL =
-        statedLastingSQL + " ORDER BY t.original_transaction_id, t.environment, t.purchase_date_ms, t.transaction_id"
-
     /// And those of no stated kind whose product the catalog lists (arguments: user, products as
     /// JSON). INDEXED BY: without statistics SQLite joined on the primary key's environment prefix
     /// alone, scanning every transaction of the environment per binding.
     private static let statedOrListedLastingSQL = """
-        SELECT * FROM (
-            \(statedLastingSQL)
-            UNION ALL
-            SELECT \(joinedTransactionColumns) FROM bindings b
-            JOIN transactions t INDEXED BY transactions_by_original
-                ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
-            WHERE b.user_id = ?1 AND t.expires_date_ms IS NULL AND t.kind IS NULL
-                AND t.product_id IN (SELECT value FROM json_each(?2))
-        ) ORDER BY original_transaction_id, environment, purchase_date_ms, transaction_id
+        \(statedLastingSQL)
+        UNION ALL
+        SELECT \(joinedTransactionColumns) FROM bindings b
+        JOIN transactions t INDEXED BY transactions_by_original
+            ON t.environment = b.environment AND t.original_transaction_id = b.original_transaction_id
+        WHERE b.user_id = ?1 AND t.expires_date_ms IS NULL AND t.kind IS NULL
+            AND t.product_id IN (SELECT value FROM json_each(?2))
         """
 
+    /// In `StoredOrder`, sorted here rather than by SQLite (why: `StoredOrder`).
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
-        guard !listedProducts.isEmpty else {
-            let statement = try cached(.statedLastingInOrder, Self.statedLastingInOrderSQL)
-            return try statement.mapRows({ $0.text(user) }, Self.storedTransaction)
+        var purchases: [StoredTransaction]
+        if listedProducts.isEmpty {
+            let statement = try cached(.statedLasting, Self.statedLastingSQL)
+            purchases = try statement.mapRows({ $0.text(user) }, Self.storedTransaction)
+        } else {
+            let statement = try cached(.statedOrListedLasting, Self.statedOrListedLastingSQL)
+            let products = String(decoding: try JSONEncoder().encode(listedProducts), as: UTF8.self)
+            purchases = try statement.mapRows({
+                $0.text(user)
+                $0.text(products)
+            }, Self.storedTransaction)
         }
-        let statement = try cached(.statedOrListedLasting, Self.statedOrListedLastingSQL)
-        let products = String(decoding: try JSONEncoder().encode(listedProducts), as: UTF8.self)
-        return try statement.mapRows({
-            $0.text(user)
-            $0.text(products)
-        }, Self.storedTransaction)
+        purchases.sort(by: StoredOrder.transactions)
+        return purchases
     }
 
     // MARK: Bindings
@@ -254,9 +254,10 @@ final class SQLiteLedgerSession: LedgerSession {
             """
                 SELECT \(Self.subscriptionColumns) FROM bindings b
                 JOIN subscriptions s ON s.environment = b.environment AND s.original_transaction_id = b.original_transaction_id
-                WHERE b.user_id = ? ORDER BY s.original_transaction_id, s.environment
+                WHERE b.user_id = ?
                 """)
-        return try statement.mapRows({ $0.text(user) }, Self.subscriptionRecord)
+        // Sorted here rather than by SQLite (why: `StoredOrder`).
+        return try statement.mapRows({ $0.text(user) }, Self.subscriptionRecord).sorted(by: StoredOrder.subscriptions)
     }
 
     /// When a lapsed subscription is due for another refresh (argument ?1: now).
