@@ -63,4 +63,23 @@ struct JSONWriterTests {
         #expect(String(decoding: json.bytes, as: UTF8.self) == #"{"a":[-12,true,null,{"b":"c"},[]],"d":{},"e":["x","y"],"f":18446744073709551615,"g":null,"h":5,"i":"j\/k","l":false,"m":["n"]}"#)
         #expect((try? JSONSerialization.jsonObject(with: Data(json.bytes))) != nil)
     }
+
+    /// Integers are written digit by digit, not by `String(_:)`: the same text for every width,
+    /// sign and edge, and past Int64 (a UInt64 over its half) still exact.
+    @Test func integersComeOutAsTheirDescription() async {
+        func written(_ value: some BinaryInteger) -> String {
+            var json = JSONWriter()
+            json.integer(value)
+            return String(decoding: json.bytes, as: UTF8.self)
+        }
+        for value: Int64 in [0, 1, -1, 9, 10, -10, 99, 100, 1_574_316_980_000, .max, .min, .max - 1, .min + 1] {
+            #expect(written(value) == String(value))
+        }
+        #expect(written(Int32.min) == String(Int32.min))
+        #expect(written(UInt8(255)) == "255")
+        #expect(written(UInt64(Int64.max) + 1) == "9223372036854775808")
+        await propertyCheck(count: 500, input: Gen.int64()) { value in
+            #expect(written(value) == String(value))
+        }
+    }
 }

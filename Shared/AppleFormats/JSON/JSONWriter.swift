@@ -55,10 +55,42 @@ public struct JSONWriter: Sendable {
         afterValue = true
     }
 
+    /// Inlinable so that callers in other modules get it specialized for their integer type:
+    /// a generic `String(value)` there went through the standard library's unspecialized
+    /// `description` (about 850 instructions a number).
+    @inlinable
     public mutating func integer(_ value: some BinaryInteger) {
+        if let value = Int64(exactly: value) { writeInteger(value) } else { writeNumber(String(value)) }
+    }
+
+    @usableFromInline
+    mutating func writeInteger(_ value: Int64) {
         separate()
-        bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(value, to: &bytes)
         afterValue = true
+    }
+
+    /// An integer past Int64 (a UInt64 over its half), in its own digits.
+    @usableFromInline
+    mutating func writeNumber(_ digits: String) {
+        separate()
+        bytes.append(contentsOf: digits.utf8)
+        afterValue = true
+    }
+
+    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        // Int64's largest magnitude has 19 digits.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     public mutating func bool(_ value: Bool) {
@@ -87,6 +119,7 @@ public struct JSONWriter: Sendable {
         string(value)
     }
 
+    @inlinable
     public mutating func field(_ name: StaticString, _ value: some BinaryInteger) {
         key(name)
         integer(value)
