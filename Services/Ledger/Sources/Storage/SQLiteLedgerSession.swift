@@ -165,7 +165,7 @@ final class SQLiteLedgerSession: LedgerSession {
             AND t.product_id IN (SELECT value FROM json_each(?2))
         """
 
-    /// In `StoredOrder`, sorted here rather than by SQLite (why: `StoredOrder`).
+    /// In `StoredOrder`'s order, sorted here rather than by SQLite (why: `StoredOrder`).
     func oneOffPurchases(ownedBy user: String, listedProducts: [String]) throws -> [StoredTransaction] {
         var purchases: [StoredTransaction]
         if listedProducts.isEmpty {
