@@ -13,6 +13,7 @@ public final class SpawnedProcess: Sendable {
     public let pid: pid_t
     private let exitStatus = Mutex<Int32?>(nil)
     private let outputDrained = DrainedFlag()
+    private let exitWatch = ExitWatch()
 
     /// Starts `path` with exactly `environment` (the caller decides what is inherited).
     /// `onOutput` runs on a reader thread, once per chunk read, until the child closes the pipe.
@@ -64,6 +65,13 @@ public final class SpawnedProcess: Sendable {
         }
         self.pid = pid
         let reader = fds[0]
+        guard exitWatch.start(watching: pid) else {
+            // Nobody could tell when it ends: no half-watched child is left behind.
+            close(reader)
+            kill(pid, SIGKILL)
+            _ = waitpid(pid, nil, 0)
+            throw POSIXError(.EAGAIN)
+        }
         let drained = outputDrained
         let started = OSThread.start(name: "spawn-output") {
             var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -93,6 +101,15 @@ public final class SpawnedProcess: Sendable {
 
     /// The exit status once the child has ended (128+N when signal N ended it), else nil.
     public var status: Int32? { reap(blocking: false) }
+
+    /// Returns once the child has exited, with its status (as `status`; nil
+    /// only when something else reaped it). No polling: a thread sleeps until
+    /// the kernel reports the exit (`ExitWatch`). Throws `CancellationError`
+    /// when the task is cancelled first.
+    public func exited() async throws -> Int32? {
+        try await exitWatch.wait()
+        return reap(blocking: false)
+    }
 
     public func signal(_ signal: Int32) {
         if isRunning { kill(pid, signal) }

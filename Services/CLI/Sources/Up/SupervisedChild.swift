@@ -49,12 +49,14 @@ final class SupervisedChild: Sendable {
     func supervise() async throws {
         var backoff = RestartBackoff()
         while true {
-            try await Task.sleep(for: .milliseconds(100))
-            let (died, uptime) = state.withLock { state -> (Int32?, Duration) in
-                guard !state.stopping, let status = state.process?.status else { return (nil, .zero) }
-                return (status, ContinuousClock.now - state.startedAt)
-            }
-            guard let status = died else { continue }
+            // Sleeps until the child exits (or the stack stops): an idle stack's supervisor does not wake.
+            guard let process = state.withLock({ $0.process }) else { return }
+            let exitStatus = try await process.exited()
+            let (stopping, uptime) = state.withLock { ($0.stopping, ContinuousClock.now - $0.startedAt) }
+            // Stopped on purpose: `stop()` reports it; nothing to restart.
+            if stopping { return }
+            // Reaped elsewhere, its status unknown: restarted like any other death.
+            let status = exitStatus ?? -1
             guard status != ProcessLauncher.configurationErrorStatus else {
                 throw GaveUp(name: member.name, status: status)
             }
