@@ -116,19 +116,28 @@ public final class SpawnedProcess: Sendable {
     }
 
     /// Waits, up to `timeout`, for the child to exit and its output to be read; its status, or nil.
+    /// Waits on the exit watch, not by asking again and again; in a task the caller's
+    /// cancellation does not reach, since stopping a child is what a cancelled supervisor
+    /// still has to do.
     public func waitForExit(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let status = reap(blocking: false) {
-                // The pipe may still hold the last lines (a grandchild can keep it open: bounded).
-                for _ in 0..<50 where !outputDrained.isSet {
-                    await Self.pause(.milliseconds(10))
+        let watch = exitWatch
+        let exited = await Task {
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask { (try? await watch.wait()) != nil }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
                 }
-                return status
+                defer { group.cancelAll() }
+                return await group.next() ?? false
             }
-            await Self.pause(.milliseconds(20))
+        }.value
+        guard exited, let status = reap(blocking: false) else { return reap(blocking: false) }
+        // The pipe may still hold the last lines (a grandchild can keep it open: bounded).
+        for _ in 0..<50 where !outputDrained.isSet {
+            await Self.pause(.milliseconds(10))
         }
-        return reap(blocking: false)
+        return status
     }
 
     /// Sleeps even in a cancelled task: stopping a child is what a cancelled
