@@ -203,20 +203,20 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"), "StorekeeperCore",
+                .product(name: "Logging", package: "swift-log"), "StorekeeperCore", "ProcessSpawn",
             ],
             path: "Benchmarks/Support", swiftSettings: strict),
         .executableTarget(
             name: "StackBenchmark",
             dependencies: [
-                "BenchmarkSupport", "TaskLanes", "StorekeeperCore", "AppleJWS", .product(name: "NIOCore", package: "swift-nio"),
+                "BenchmarkSupport", "ProcessSpawn", "TaskLanes", "StorekeeperCore", "AppleJWS", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/StackBenchmark", swiftSettings: strict),
         .executableTarget(
             name: "FloorServer",
             dependencies: [
-                "BenchmarkSupport", "StorekeeperCore", "CurlHTTP", "AppleFormats", "Contracts", "LedgerClient", "ZeroMQ",
+                "BenchmarkSupport", "ProcessSpawn", "StorekeeperCore", "CurlHTTP", "AppleFormats", "Contracts", "LedgerClient", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -226,7 +226,7 @@ let package = Package(
         .executableTarget(
             name: "VerifierBenchmark",
             dependencies: [
-                "BenchmarkSupport", "VerifierPool", "Contracts", "ZeroMQ", "AppleJWS", "Verifier", "Timekeeping",
+                "BenchmarkSupport", "ProcessSpawn", "VerifierPool", "Contracts", "ZeroMQ", "AppleJWS", "Verifier", "Timekeeping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -234,7 +234,7 @@ let package = Package(
         .executableTarget(
             name: "LedgerBenchmark",
             dependencies: [
-                "BenchmarkSupport", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "BenchmarkSupport", "ProcessSpawn", "LedgerClient", "Contracts", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/LedgerBenchmark", swiftSettings: strict),
@@ -292,7 +292,7 @@ let package = Package(
         ),
         // The benchmark's own arithmetic (its figures are only as good as it).
         .testTarget(
-            name: "BenchmarkSupportTests", dependencies: ["BenchmarkSupport"], path: "Tests/BenchmarkSupportTests",
+            name: "BenchmarkSupportTests", dependencies: ["BenchmarkSupport", "ProcessSpawn"], path: "Tests/BenchmarkSupportTests",
             swiftSettings: strict),
         // Heavy load on real sockets (hundreds to thousands of transfers at once): out of the unit
         // targets so that `swift test --filter` on one stays quick; `swift test` (scripts/test.sh, CI) runs it.

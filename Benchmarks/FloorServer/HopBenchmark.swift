@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import LedgerClient
 import Logging
+import ProcessSpawn
 import ZeroMQ
 
 /// What one ZeroMQ hop between two of Storekeeper's processes costs, with
@@ -19,12 +20,10 @@ enum HopBenchmark {
 
     static func run(roundTrips: Int) async throws {
         let endpoint = "tcp://127.0.0.1:\(freePort())"
-        let echo = Process()
-        echo.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        echo.arguments = [echoFlag, endpoint]
-        try echo.run()
+        let echo = try spawn(
+            CommandLine.arguments[0], arguments: [echoFlag, endpoint], environment: ProcessInfo.processInfo.environment)
         defer {
-            echo.terminate()
+            echo.signal(SIGTERM)
             echo.waitUntilExit()
         }
         let context = ZMQContext()
@@ -37,7 +36,7 @@ enum HopBenchmark {
             print("one ZeroMQ round trip (EnvelopeClient to an echo ROUTER, two processes), \(roundTrips) of them:")
             for concurrency in [64, 1] {
                 let count = concurrency == 1 ? roundTrips / 4 : roundTrips
-                try await measure(client, count: count, concurrency: concurrency, echo: echo.processIdentifier)
+                try await measure(client, count: count, concurrency: concurrency, echo: echo.pid)
             }
             let spreadOut = min(roundTrips / 20, 500)
             for gap in HopLatency.gaps {
@@ -47,12 +46,11 @@ enum HopBenchmark {
             group.cancelAll()
         }
         let rawEndpoint = "tcp://127.0.0.1:\(freePort())"
-        let rawEcho = Process()
-        rawEcho.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        rawEcho.arguments = [HopLatency.rawEchoFlag, rawEndpoint]
-        try rawEcho.run()
+        let rawEcho = try spawn(
+            CommandLine.arguments[0], arguments: [HopLatency.rawEchoFlag, rawEndpoint],
+            environment: ProcessInfo.processInfo.environment)
         defer {
-            if rawEcho.isRunning { kill(rawEcho.processIdentifier, SIGKILL) }
+            rawEcho.signal(SIGKILL)
             rawEcho.waitUntilExit()
         }
         let spreadOut = min(roundTrips / 20, 500)

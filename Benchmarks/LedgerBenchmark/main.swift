@@ -15,6 +15,7 @@ import Contracts
 import Foundation
 import LedgerClient
 import Logging
+import ProcessSpawn
 import ZeroMQ
 
 /// Parsed only (`parseOrExit`): the benchmark below is top-level code, not `run()`.
@@ -82,8 +83,8 @@ let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumera
         ].merging(database.map { ["STOREKEEPER_DATABASE_URL": $0.urlText] } ?? [:]) { $1 }, binDir: options.binDir)
 }
 func stopLedgers() {
-    for ledger in ledgerProcesses where ledger.isRunning {
-        ledger.terminate()
+    for ledger in ledgerProcesses {
+        ledger.signal(SIGTERM)
         ledger.waitUntilExit()
     }
     try? FileManager.default.removeItem(atPath: dataDirectory)
@@ -95,7 +96,7 @@ let runner = Task { try await client.run() }
 var ready = false
 for _ in 0..<100 where !ready { ready = await client.ping() }
 guard ready else { fatalError("the ledger did not answer pings") }
-let idleKiB = ledgerProcesses.map { residentKiB($0.processIdentifier) }.reduce(0, +)
+let idleKiB = ledgerProcesses.map { residentKiB($0.pid) }.reduce(0, +)
 
 // Phase 1: latency, one at a time.
 var latencies: [Double] = []
@@ -111,7 +112,7 @@ print(
         latencies.count, latencies[latencies.count / 2], latencies[latencies.count * 99 / 100]))
 
 // Phase 2: throughput with many in flight.
-let cpuBefore = ledgerProcesses.map { cpuSeconds($0.processIdentifier) }.reduce(0, +)
+let cpuBefore = ledgerProcesses.map { cpuSeconds($0.pid) }.reduce(0, +)
 let started = ContinuousClock.now
 let granted = try await withThrowingTaskGroup(of: Int.self) { group in
     var next = 0
@@ -136,8 +137,8 @@ let granted = try await withThrowingTaskGroup(of: Int.self) { group in
     return granted
 }
 let elapsed = seconds(ContinuousClock.now - started)
-let peakKiB = ledgerProcesses.map { residentKiB($0.processIdentifier) }.reduce(0, +)
-let ledgerCPU = ledgerProcesses.map { cpuSeconds($0.processIdentifier) }.reduce(0, +) - cpuBefore
+let peakKiB = ledgerProcesses.map { residentKiB($0.pid) }.reduce(0, +)
+let ledgerCPU = ledgerProcesses.map { cpuSeconds($0.pid) }.reduce(0, +) - cpuBefore
 print(
     String(
         format:

@@ -3,6 +3,7 @@
 import AppleJWS
 import BenchmarkSupport
 import Foundation
+import ProcessSpawn
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,7 +11,7 @@ import FoundationNetworking
 
 struct BenchStack {
     static let secret = "bench-shared-secret"
-    let members: [(name: String, process: Process)]
+    let members: [(name: String, process: SpawnedProcess)]
     let gatewayPort: Int
     let simPort: Int
     let verifierMetrics: [String]
@@ -37,7 +38,7 @@ struct BenchStack {
         let common = endpoints.merging([
             "STOREKEEPER_APPLE_SHARED_SECRET": secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
         ]) { $1 }
-        var members: [(String, Process)] = []
+        var members: [(String, SpawnedProcess)] = []
         if simulatorPort == nil {
             members.append(("sim", try BenchmarkSupport.start(
                 "storekeeper-sim", common.merging(apple.simulatorEnvironment) { $1 }, binDir: binDir)))
@@ -81,8 +82,8 @@ struct BenchStack {
     struct NotReady: Error {}
 
     func stop() {
-        for (_, process) in members.reversed() where process.isRunning {
-            process.terminate()
+        for (_, process) in members.reversed() {
+            process.signal(SIGTERM)
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: dataDirectory)
@@ -90,7 +91,7 @@ struct BenchStack {
 
     /// CPU seconds each member, and this process (the load generator), used so far.
     func cpuSeconds() -> [(name: String, seconds: Double)] {
-        members.map { ($0.name, BenchmarkSupport.cpuSeconds($0.process.processIdentifier)) }
+        members.map { ($0.name, BenchmarkSupport.cpuSeconds($0.process.pid)) }
             + [("generator", BenchmarkSupport.cpuSeconds(getpid()))]
     }
 
@@ -105,12 +106,12 @@ struct BenchStack {
 
     /// Context switches of the Storekeeper processes together (not the simulator) so far.
     func storekeeperContextSwitches() -> Int {
-        members.filter { !Self.harness.contains($0.name) }.map { contextSwitches($0.process.processIdentifier) }.reduce(0, +)
+        members.filter { !Self.harness.contains($0.name) }.map { contextSwitches($0.process.pid) }.reduce(0, +)
     }
 
     /// Peak resident memory of each member so far (VmHWM), in KiB.
     func peakKiB() -> [(name: String, kib: Int)] {
-        members.map { ($0.name, peakResidentKiB($0.process.processIdentifier)) }
+        members.map { ($0.name, peakResidentKiB($0.process.pid)) }
     }
 
     /// A counter or a histogram's `_count` summed over every verifier (every label set, or

@@ -21,6 +21,7 @@
 import BenchmarkSupport
 import Foundation
 import NIOCore
+import ProcessSpawn
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -36,14 +37,14 @@ enum PeerComparison {
     static let openLatencyMs = (low: 2_000, high: 4_000)
 
     static func run(_ options: Options, peersDirectory: String) async throws {
-        let current = Mutex<(Contender, Process)?>(nil)
+        let current = Mutex<(Contender, SpawnedProcess)?>(nil)
         let interruptions = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number)
             source.setEventHandler {
                 current.withLock {
                     $0?.0.stop()
-                    $0?.1.terminate()
+                    $0?.1.signal(SIGTERM)
                 }
                 exit(130)
             }
@@ -77,7 +78,7 @@ enum PeerComparison {
 
     /// Runs `body` against a simulator and server `name` started for it, and stops both after.
     static func withSession<T>(
-        _ name: String, _ options: Options, peersDirectory: String, current: borrowing Mutex<(Contender, Process)?>,
+        _ name: String, _ options: Options, peersDirectory: String, current: borrowing Mutex<(Contender, SpawnedProcess)?>,
         _ body: (PeerSession) async throws -> T
     ) async throws -> T {
         // A simulator of its own: its sandbox subscriptions renew every 5 minutes, and once the
@@ -91,14 +92,14 @@ enum PeerComparison {
             ]) { $1 },
             binDir: options.binDir)
         defer {
-            simProcess.terminate()
+            simProcess.signal(SIGTERM)
             simProcess.waitUntilExit()
         }
         let contender = try await start(name, options, peersDirectory: peersDirectory, apple: link)
         current.withLock { $0 = (contender, simProcess) }
         let session = PeerSession(
             contender: contender, simulator: HTTPLoadClient(host: "127.0.0.1", port: simPorts[0]),
-            simPid: simProcess.processIdentifier, server: HTTPLoadClient(host: "127.0.0.1", port: contender.port))
+            simPid: simProcess.pid, server: HTTPLoadClient(host: "127.0.0.1", port: contender.port))
         let result: Result<T, any Error>
         do {
             result = .success(try await body(session))
@@ -127,7 +128,7 @@ enum PeerComparison {
                 binDir: options.binDir, verifiers: options.verifiers, simulatorPort: apple.http1Port,
                 appleTLS: apple.tls != nil, simulatorTLSPort: apple.tls?.port, transport: options.transport)
             return Contender(
-                name: name, port: stack.gatewayPort, processes: { stack.members.map(\.process.processIdentifier) },
+                name: name, port: stack.gatewayPort, processes: { stack.members.map(\.process.pid) },
                 stop: { stack.stop() })
         }
         let executable =
@@ -136,7 +137,7 @@ enum PeerComparison {
             : URL(fileURLWithPath: peersDirectory).appendingPathComponent(name).appendingPathComponent("run")
         let peer = try await PeerServer.start(
             executable, apple: name == floor ? apple : apple.plain)
-        let root = peer.process.processIdentifier
+        let root = peer.process.pid
         return Contender(name: name, port: peer.port, processes: { processTree(root) }, stop: { peer.stop() })
     }
 

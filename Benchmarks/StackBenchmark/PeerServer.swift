@@ -2,6 +2,7 @@
 import BenchmarkSupport
 import Foundation
 import NIOCore
+import ProcessSpawn
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -19,16 +20,14 @@ struct Contender: Sendable {
 /// A peer (`DIR/run`, or the floor server), given the variables Storekeeper reads, on a free port and a data
 /// directory of its own.
 struct PeerServer: Sendable {
-    let process: Process
+    let process: SpawnedProcess
     let port: Int
     let dataDirectory: String
 
     static func start(_ executable: URL, apple: AppleLink) async throws -> PeerServer {
         let port = freePort()
-        let process = Process()
-        process.executableURL = executable
         let dataDirectory = NSTemporaryDirectory() + "storekeeper-peer-\(UUID().uuidString)"
-        process.environment = [
+        let environment = [
             // bench.sh puts the peers' virtual environment first.
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "STOREKEEPER_HTTP_ADDR": "127.0.0.1:\(port)",
@@ -36,7 +35,7 @@ struct PeerServer: Sendable {
             "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret,
             "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
         ].merging(apple.clientEnvironment) { $1 }
-        try process.run()
+        let process = try spawn(executable.path, environment: environment)
         let peer = PeerServer(process: process, port: port, dataDirectory: dataDirectory)
         for _ in 0..<300 {
             if try await ready(port) {
@@ -58,11 +57,9 @@ struct PeerServer: Sendable {
     }
 
     func stop() {
-        let tree = processTree(process.processIdentifier)
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        let tree = processTree(process.pid)
+        process.signal(SIGTERM)
+        process.waitUntilExit()
         // Workers their parent left behind.
         for pid in tree.dropFirst() where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(atPath: dataDirectory)

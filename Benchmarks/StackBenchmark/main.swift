@@ -307,7 +307,7 @@ do {
     await simulator.shutdown()
     stack.stop()
 } catch {
-    // Foundation's Process children outlive a crash: stop them first.
+    // Children outlive a crash: stop them first.
     stack.stop()
     FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
     exit(1)

@@ -1,5 +1,6 @@
 // What every benchmark needs to run the real executables.
 import Foundation
+import ProcessSpawn
 
 /// `count` distinct free loopback ports (each probe socket stays open until all
 /// are chosen, or the kernel could hand the same port out twice).
@@ -27,12 +28,20 @@ private func probePort() -> (Int32, Int) {
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
-public func start(_ executable: String, _ environment: [String: String], binDir: String) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binDir).appendingPathComponent(executable)
-    process.environment = ["PATH": "/usr/bin:/bin", "STOREKEEPER_LOG_LEVEL": "warning"].merging(environment) { $1 }
-    try process.run()
-    return process
+/// Starts `executable` from `binDir` with `environment` (over a plain PATH and warning-level logs).
+public func start(_ executable: String, _ environment: [String: String], binDir: String) throws -> SpawnedProcess {
+    try spawn(
+        URL(fileURLWithPath: binDir).appendingPathComponent(executable).path,
+        environment: ["PATH": "/usr/bin:/bin", "STOREKEEPER_LOG_LEVEL": "warning"].merging(environment) { $1 })
+}
+
+/// Starts `path`; what it prints goes to this process's standard error, so the figures on
+/// standard output stay apart. posix_spawn (`SpawnedProcess`), not Foundation's `Process`: see
+/// there why (a load generator holding thousands of sockets is where `Process.run()` crashes).
+public func spawn(_ path: String, arguments: [String] = [], environment: [String: String]) throws -> SpawnedProcess {
+    try SpawnedProcess(path: path, arguments: arguments, environment: environment) { output in
+        FileHandle.standardError.write(output)
+    }
 }
 
 /// Resident memory of a process in KiB (Linux /proc).

@@ -17,6 +17,7 @@ import BenchmarkSupport
 import Contracts
 import Foundation
 import Logging
+import ProcessSpawn
 import Timekeeping
 import VerifierPool
 import ZeroMQ
@@ -54,7 +55,7 @@ let simPort = freePort()
 let sim = "http://127.0.0.1:\(simPort)"
 let poolEndpoint = "tcp://127.0.0.1:\(freePort())"
 let simulator = try start("storekeeper-sim", ["STOREKEEPER_SIM_ADDR": "127.0.0.1:\(simPort)"], binDir: options.binDir)
-defer { simulator.terminate() }
+defer { simulator.signal(SIGTERM) }
 for _ in 0..<100 {
     if (try? await URLSession.shared.data(from: URL(string: sim + "/healthz")!)) != nil { break }
     try await Task.sleep(for: .milliseconds(100))
@@ -76,10 +77,10 @@ let verifier = try start(
         "STOREKEEPER_VERIFIER_ENDPOINT": poolEndpoint, "STOREKEEPER_APPLE_PRODUCTION_URL": sim + "/production/verifyReceipt",
         "STOREKEEPER_APPLE_SANDBOX_URL": sim + "/sandbox/verifyReceipt", "STOREKEEPER_VERIFIER_MAX_IN_FLIGHT": "4096",
     ], binDir: options.binDir)
-defer { verifier.terminate() }
+defer { verifier.signal(SIGTERM) }
 while client.workerCount == 0 { try await Task.sleep(for: .milliseconds(50)) }
 try await Task.sleep(for: .milliseconds(500))
-let idleKiB = residentKiB(verifier.processIdentifier)
+let idleKiB = residentKiB(verifier.pid)
 
 let started = ContinuousClock.now
 let sampler = Task {
@@ -87,7 +88,7 @@ let sampler = Task {
     var peakKiB = 0
     while !Task.isCancelled {
         peakInFlight = max(peakInFlight, client.inFlightCount)
-        peakKiB = max(peakKiB, residentKiB(verifier.processIdentifier))
+        peakKiB = max(peakKiB, residentKiB(verifier.pid))
         try? await Task.sleep(for: .milliseconds(50))
     }
     return (peakInFlight, peakKiB)

@@ -6,9 +6,14 @@ import Timekeeping
 /// A child process started with posix_spawn, its standard output and error
 /// on one pipe handed to `onOutput` as they arrive.
 ///
-/// posix_spawn rather than Foundation's Process: `Process.run()` was seen
-/// crashing when processes are started while other threads work, and a
-/// supervisor restarts children from concurrent tasks.
+/// posix_spawn rather than Foundation's Process, anywhere in the project (the
+/// tests and benchmarks too): on Linux `Process.run()` lists /proc/self/fd and
+/// copies each entry's name as a whole 256-byte `d_name`, reading past the end
+/// of readdir's buffer (AddressSanitizer: heap-buffer-overflow in
+/// `findMaximumOpenFromProcSelfFD`; swift-corelibs-foundation PR 5472, not in
+/// Swift 6.3.1). In a process holding many descriptors (a parallel test run
+/// holds over a thousand) that read sometimes crosses into an unmapped page:
+/// SIGSEGV.
 public final class SpawnedProcess: Sendable {
     public let pid: pid_t
     private let exitStatus = Mutex<Int32?>(nil)
@@ -36,6 +41,7 @@ public final class SpawnedProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
         posix_spawn_file_actions_addclose(&actions, fds[1])
+        closeInheritedDescriptors(in: &actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -152,6 +158,14 @@ public final class SpawnedProcess: Sendable {
         } else {
             try? await Task.sleep(for: duration)
         }
+    }
+
+    /// Blocks the calling thread until the child has exited; its status (nil only when something
+    /// else reaped it). For synchronous clean-up (the benchmarks'), never on a task's thread in a
+    /// service: it holds that thread, and every other call on this process waits meanwhile.
+    @discardableResult
+    public func waitUntilExit() -> Int32? {
+        reap(blocking: true)
     }
 
     /// SIGTERM, then SIGKILL when it has not exited within `grace`; the status of the graceful

@@ -1,20 +1,18 @@
 import BenchmarkSupport
 import Foundation
+import ProcessSpawn
 import Testing
 
 @Suite struct IdleWaitTests {
-    /// A child process running `script`, killed (and reaped) by `body`'s end. SIGKILL, not
-    /// `terminate()`: a test runner may ignore SIGTERM, and its children inherit that.
+    /// A child process running `script`, killed with SIGKILL by `body`'s end and reaped as it is
+    /// released. SIGKILL, not SIGTERM: a test runner may ignore SIGTERM, and its children inherit
+    /// that. posix_spawn (`SpawnedProcess`), not Foundation's `Process`, whose `run()` reads past
+    /// a buffer while it lists /proc/self/fd and crashed a parallel test run holding many descriptors.
     private func withChild<T>(_ script: String, _ body: (Int32) async throws -> T) async throws -> T {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/bin/sh")
-        child.arguments = ["-c", script]
-        try child.run()
-        defer {
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-        }
-        return try await body(child.processIdentifier)
+        let child = try SpawnedProcess(
+            path: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"], onOutput: { _ in })
+        defer { child.signal(SIGKILL) }
+        return try await body(child.pid)
     }
 
     // No bound on how soon: on a loaded machine (CI runs the tests in parallel) a window's

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ProcessSpawn
 import Testing
 import ZeroMQ
 
@@ -15,8 +16,8 @@ struct DiskFaultTests {
         let ledger = try await LedgerProcess()
         let pid = ledger.process.pid
         await Self.refuseThenRecover(
-            ledger, inject: { try Self.limitFileSize(of: pid, to: "4096") },
-            lift: { try Self.limitFileSize(of: pid, to: "unlimited") })
+            ledger, inject: { try await Self.limitFileSize(of: pid, to: "4096") },
+            lift: { try await Self.limitFileSize(of: pid, to: "unlimited") })
     }
 
     @Test func aReadOnlyDiskFailsRecordsRetryablyAndTheLedgerRecoversWhenItIsWritableAgain() async throws {
@@ -36,7 +37,7 @@ struct DiskFaultTests {
     /// answered), then the refused ones granted once after it; the events have
     /// no gap. Stops the ledger.
     static func refuseThenRecover(
-        _ ledger: LedgerProcess, inject: () throws -> Void, lift: () throws -> Void
+        _ ledger: LedgerProcess, inject: () async throws -> Void, lift: () async throws -> Void
     ) async {
         let context = ZMQContext()
         let client = ledger.client(context)
@@ -45,7 +46,7 @@ struct DiskFaultTests {
             let before = try await client.record(recordRequest(user: "disk", transactionIDs: ["disk-1"]), requestID: "disk-1")
             #expect(before.granted.map(\.transactionID) == ["disk-1"])
 
-            try inject()
+            try await inject()
             for round in 0..<3 {
                 do {
                     _ = try await client.record(
@@ -59,7 +60,7 @@ struct DiskFaultTests {
             _ = try await client.entitlements(of: "disk", requestID: "read")
             #expect(ledger.process.isRunning, "the ledger must survive the fault")
 
-            try lift()
+            try await lift()
             // Nothing of the refused records was kept: they are granted now, once.
             let after = try await client.record(
                 recordRequest(user: "disk", transactionIDs: ["disk-2", "disk-3"]), requestID: "after")
@@ -76,15 +77,17 @@ struct DiskFaultTests {
         #expect(await ledger.stop() == 0)
     }
 
-    struct LimitFailed: Error { let status: Int32 }
+    struct LimitFailed: Error { let status: Int32? }
 
     /// Sets the running process's RLIMIT_FSIZE soft limit (the hard limit stays as it is).
-    static func limitFileSize(of pid: pid_t, to soft: String) throws {
-        let prlimit = Process()
-        prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        prlimit.arguments = ["--pid", "\(pid)", "--fsize=\(soft):"]
-        try prlimit.run()
-        prlimit.waitUntilExit()
-        guard prlimit.terminationStatus == 0 else { throw LimitFailed(status: prlimit.terminationStatus) }
+    /// Started with posix_spawn (`SpawnedProcess`), not Foundation's `Process`: its `run()`
+    /// reads past the end of a buffer while it lists /proc/self/fd, and with the
+    /// thousand-odd descriptors a parallel test run holds, that crashed the test process.
+    static func limitFileSize(of pid: pid_t, to soft: String) async throws {
+        let prlimit = try SpawnedProcess(
+            path: "/usr/bin/prlimit", arguments: ["--pid", "\(pid)", "--fsize=\(soft):"], environment: [:],
+            onOutput: { _ in })
+        let status = await prlimit.waitForExit(timeout: .seconds(30))
+        guard status == 0 else { throw LimitFailed(status: status) }
     }
 }
