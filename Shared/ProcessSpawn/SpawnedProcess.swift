@@ -162,10 +162,13 @@ public final class SpawnedProcess: Sendable {
 
     /// Blocks the calling thread until the child has exited; its status (nil only when something
     /// else reaped it). For synchronous clean-up (the benchmarks'), never on a task's thread in a
-    /// service: it holds that thread, and every other call on this process waits meanwhile.
+    /// service. Waits as `ExitWatch` does (the child stays waitable), outside the lock, so other
+    /// calls on this process are not held meanwhile; a signal's interruption waits again.
     @discardableResult
     public func waitUntilExit() -> Int32? {
-        reap(blocking: true)
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+        return reap(blocking: false)
     }
 
     /// SIGTERM, then SIGKILL when it has not exited within `grace`; the status of the graceful

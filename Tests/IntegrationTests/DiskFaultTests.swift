@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import ProcessSpawn
+import Synchronization
 import Testing
 import ZeroMQ
 
@@ -77,17 +78,21 @@ struct DiskFaultTests {
         #expect(await ledger.stop() == 0)
     }
 
-    struct LimitFailed: Error { let status: Int32? }
+    struct LimitFailed: Error {
+        let status: Int32?
+        let output: String
+    }
 
     /// Sets the running process's RLIMIT_FSIZE soft limit (the hard limit stays as it is).
     /// Started with posix_spawn (`SpawnedProcess`), not Foundation's `Process`: its `run()`
     /// reads past the end of a buffer while it lists /proc/self/fd, and with the
     /// thousand-odd descriptors a parallel test run holds, that crashed the test process.
     static func limitFileSize(of pid: pid_t, to soft: String) async throws {
+        let output = Mutex("")
         let prlimit = try SpawnedProcess(
             path: "/usr/bin/prlimit", arguments: ["--pid", "\(pid)", "--fsize=\(soft):"], environment: [:],
-            onOutput: { _ in })
+            onOutput: { chunk in output.withLock { $0 += String(decoding: chunk, as: UTF8.self) } })
         let status = await prlimit.waitForExit(timeout: .seconds(30))
-        guard status == 0 else { throw LimitFailed(status: status) }
+        guard status == 0 else { throw LimitFailed(status: status, output: output.withLock { $0 }) }
     }
 }

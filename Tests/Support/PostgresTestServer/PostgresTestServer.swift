@@ -94,10 +94,9 @@ public final class PostgresTestServer: Sendable {
             + "\"\(postgres)\" -D \"\(directory)/data\" -p \(port) -k \"\(directory)\" -c listen_addresses=127.0.0.1"
             + " -c max_connections=300 -c fsync=on"
         // Stops the server when asked (TERM) or when the test process is gone, then (only then) removes the cluster.
-        // The test process's descriptors (a busy run holds a thousand) would be inherited and count
-        // against the server's own budget ("insufficient file descriptors"): closed first.
+        // None of the test process's descriptors (a busy run holds a thousand) reaches it to count
+        // against the server's own budget: `SpawnedProcess` closes them in the child.
         let script = """
-            for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null
             \(serverCommand) >>"\(logPath)" 2>&1 & server=$!
             trap 'kill -INT $server; wait $server; exit 0' TERM
             while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5 & wait $!; done
