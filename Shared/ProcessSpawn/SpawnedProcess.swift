@@ -166,6 +166,8 @@ public final class SpawnedProcess: Sendable {
     /// calls on this process are not held meanwhile; a signal's interruption waits again.
     @discardableResult
     public func waitUntilExit() -> Int32? {
+        // Reaped already: its pid may be another child's by now, whose exit this must not await.
+        if let status = reap(blocking: false) { return status }
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
         return reap(blocking: false)

@@ -26,5 +26,6 @@ import Testing
         #expect(child.waitUntilExit() == 4)
         #expect(!child.isRunning)
         #expect(child.status == 4)
+        #expect(child.waitUntilExit() == 4)  // reaped already: at once, the same status
     }
 }
