@@ -38,8 +38,8 @@ public func start(_ executable: String, _ environment: [String: String], binDir:
 /// Starts `path`; what it prints goes to this process's standard error, so the figures on
 /// standard output stay apart (a failed write loses the lines, never the run). In a process
 /// group of its own, so a Ctrl-C reaches only the benchmark, which stops its children in order.
-/// posix_spawn (`SpawnedProcess`), not Foundation's `Process`: see there why (a load generator
-/// holding thousands of sockets is where `Process.run()` crashes).
+/// Not Foundation's `Process`: `SpawnedProcess` says why (a load generator holding thousands of
+/// sockets is where `Process.run()` crashes).
 public func spawn(_ path: String, arguments: [String] = [], environment: [String: String]) throws -> SpawnedProcess {
     try SpawnedProcess(path: path, arguments: arguments, environment: environment, ownProcessGroup: true) { output in
         try? FileHandle.standardError.write(contentsOf: output)

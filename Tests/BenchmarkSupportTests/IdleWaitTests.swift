@@ -5,9 +5,8 @@ import Testing
 
 @Suite struct IdleWaitTests {
     /// A child process running `script`, killed with SIGKILL by `body`'s end (no grace to wait
-    /// for: the busy child would spend it spinning) and reaped as it is released. posix_spawn
-    /// (`SpawnedProcess`), not Foundation's `Process`, whose `run()` reads past a buffer while it
-    /// lists /proc/self/fd and crashed a parallel test run holding many descriptors.
+    /// for: the busy child would spend it spinning) and reaped as it is released. Not Foundation's
+    /// `Process`: `SpawnedProcess` says why.
     private func withChild<T>(_ script: String, _ body: (Int32) async throws -> T) async throws -> T {
         let child = try SpawnedProcess(
             path: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"], onOutput: { _ in })

@@ -84,9 +84,7 @@ struct DiskFaultTests {
     }
 
     /// Sets the running process's RLIMIT_FSIZE soft limit (the hard limit stays as it is).
-    /// Started with posix_spawn (`SpawnedProcess`), not Foundation's `Process`: its `run()`
-    /// reads past the end of a buffer while it lists /proc/self/fd, and with the
-    /// thousand-odd descriptors a parallel test run holds, that crashed the test process.
+    /// Not with Foundation's `Process`, which crashed the test run here: `SpawnedProcess` says why.
     static func limitFileSize(of pid: pid_t, to soft: String) async throws {
         let output = Mutex("")
         let prlimit = try SpawnedProcess(
