@@ -28,11 +28,17 @@ final class ExitWatch: Sendable {
     /// Starts the watching thread; false when no thread could be started.
     func start(watching pid: pid_t) -> Bool {
         OSThread.start(name: "spawn-exit") { [self] in
-            var info = siginfo_t()
-            // EINTR: a signal came first. Anything else (ECHILD: reaped already) means gone too.
-            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+            Self.sleepUntilExit(of: pid)
             fire()
         }
+    }
+
+    /// Blocks the calling thread until `pid` has exited, leaving it waitable
+    /// (`WNOWAIT`) for the one reaper; at once when it is gone already.
+    static func sleepUntilExit(of pid: pid_t) {
+        var info = siginfo_t()
+        // EINTR: a signal came first. Anything else (ECHILD: reaped already) means gone too.
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
     }
 
     /// Returns once the child has exited (at once if it has). Throws

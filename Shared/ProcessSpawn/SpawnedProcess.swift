@@ -162,14 +162,13 @@ public final class SpawnedProcess: Sendable {
 
     /// Blocks the calling thread until the child has exited; its status (nil only when something
     /// else reaped it). For synchronous clean-up (the benchmarks'), never on a task's thread in a
-    /// service. Waits as `ExitWatch` does (the child stays waitable), outside the lock, so other
-    /// calls on this process are not held meanwhile; a signal's interruption waits again.
+    /// service. Waits as `ExitWatch` does, outside the lock, so other calls on this process are
+    /// not held meanwhile.
     @discardableResult
     public func waitUntilExit() -> Int32? {
         // Reaped already: its pid may be another child's by now, whose exit this must not await.
         if let status = reap(blocking: false) { return status }
-        var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+        ExitWatch.sleepUntilExit(of: pid)
         return reap(blocking: false)
     }
 

@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import ProcessSpawn
-import Synchronization
 import Testing
 import ZeroMQ
 
@@ -86,11 +85,11 @@ struct DiskFaultTests {
     /// Sets the running process's RLIMIT_FSIZE soft limit (the hard limit stays as it is).
     /// Not with Foundation's `Process`, which crashed the test run here: `SpawnedProcess` says why.
     static func limitFileSize(of pid: pid_t, to soft: String) async throws {
-        let output = Mutex("")
+        let output = OutputBuffer()
         let prlimit = try SpawnedProcess(
             path: "/usr/bin/prlimit", arguments: ["--pid", "\(pid)", "--fsize=\(soft):"], environment: [:],
-            onOutput: { chunk in output.withLock { $0 += String(decoding: chunk, as: UTF8.self) } })
+            onOutput: { output.append($0) })
         let status = await prlimit.waitForExit(timeout: .seconds(30))
-        guard status == 0 else { throw LimitFailed(status: status, output: output.withLock { $0 }) }
+        guard status == 0 else { throw LimitFailed(status: status, output: output.text) }
     }
 }
