@@ -60,7 +60,7 @@ enum PeerComparison {
                 }
                 var result = try await session { try await measure($0, round: round, options) }
                 // On a server of its own: (b) would otherwise start with the 10,000 connections and
-                // requests it left (bench/README, 2026-11-28 14:55), and this would start with the
+                // requests it left (bench/JOURNAL.md, 2026-11-28 14:55), and this would start with the
                 // memory (b)'s overload left resident.
                 if inFlightCount(name, options) > 0 {
                     (result.inFlight, result.inFlightRSSKiB) = try await session {

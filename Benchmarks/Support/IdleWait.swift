@@ -1,6 +1,6 @@
 // Waits for processes to go idle. (b)'s halving steps each follow a step the
 // server missed; run at once, a step can start behind, still working off the
-// one before (bench/README, "2026-11-28, 19:53").
+// one before (bench/JOURNAL.md, "2026-11-28, 19:53").
 
 /// How long `waitUntilIdle` waited, and whether the processes went idle in that time.
 public struct IdleWait: Sendable, Equatable {

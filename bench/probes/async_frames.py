@@ -1,4 +1,4 @@
-# The async frames of a binary, largest first (bench/README, 2026-11-28):
+# The async frames of a binary, largest first (bench/JOURNAL.md, 2026-11-28):
 # python3 async_frames.py BINARY [COUNT] [NAME_FILTER]
 # Every async function has an "async function pointer" (a symbol ending in `Tu`): a relative
 # offset to its code, then the size of the frame (its initial context) the caller allocates in

@@ -23,7 +23,7 @@ public enum GatewayApplication {
     /// Why one by default: a request's task is resumed from a ZeroMQ socket's
     /// thread onto whichever loop is next, and with two loops about half the
     /// answers then crossed to the loop that owns the connection: a wake-up per
-    /// request. One loop added 0.1-0.5 ms less at 700/s (bench/README, "2026-11-28").
+    /// request. One loop added 0.1-0.5 ms less at 700/s (bench/JOURNAL.md, "2026-11-28").
     public static func sizeEventLoops(_ reader: EnvironmentReader = EnvironmentReader()) {
         if let threads = try? GatewaySettings.threads(from: reader) {
             NIOSingletons.groupLoopCountSuggestion = threads

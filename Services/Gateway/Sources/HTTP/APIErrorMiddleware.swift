@@ -18,7 +18,7 @@ struct APIErrorMiddleware: RouterMiddleware {
     }
 
     /// Out of line: inlined, its values would sit in this middleware's async
-    /// frame, which every request in flight holds (bench/README, "2026-11-28").
+    /// frame, which every request in flight holds (bench/JOURNAL.md, "2026-11-28").
     @inline(never)
     static func response(to error: any Error, logger: Logger) -> Response {
         switch error {

@@ -14,7 +14,7 @@ import Timekeeping
 /// an async function's frame holds every value it keeps across a suspension,
 /// and a frame lives in the request's task for as long as the request waits.
 /// A message body (`Envelope.OneOf_Body`) is 217 bytes inline, and each copy
-/// in a frame is held per request in flight (bench/README, "2026-11-28").
+/// in a frame is held per request in flight (bench/JOURNAL.md, "2026-11-28").
 struct ReceiptOrchestrator: Sendable {
     typealias Verify = @Sendable (Envelope) async throws -> Envelope
 

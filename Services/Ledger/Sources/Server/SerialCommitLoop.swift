@@ -11,7 +11,7 @@ import Dispatch
 /// thread, which then handed it to the actor's thread: two wake-ups where
 /// this takes one. And GRDB's async write hopped to its writer queue and back
 /// for every group. Here the next group starts on the same thread as soon as
-/// the last is on disk (bench/README.md, "2026-11-27, 22:06").
+/// the last is on disk (bench/JOURNAL.md, "2026-11-27, 22:06").
 struct SerialCommitLoop: Sendable {
     let committer: GroupCommitter
     let store: any BlockingLedgerStore

@@ -12,7 +12,7 @@ import ZeroMQ
 /// goes from here straight to a ledger as a `RecordRequest`, and that ledger
 /// answers the gateway, which then never carries the result to the ledger
 /// itself: one ZeroMQ hop and its thread wake-ups fewer on every receipt's
-/// path (bench/README, "fewer hops").
+/// path (bench/JOURNAL.md, "fewer hops").
 ///
 /// It never waits and never queues: with no ledger connected that a probe's
 /// answer vouches for (an old ledger never answers), or libzmq's queue full,

@@ -4,7 +4,7 @@ import Synchronization
 /// `storekeeper_apple_request_duration_seconds` by environment and status, each
 /// made once. Made per call, every Apple call paid for the factory's name check,
 /// its registry look-up and a new histogram handle (about 6k instructions,
-/// bench/README "2026-11-28, 19:53").
+/// bench/JOURNAL.md "2026-11-28, 19:53").
 final class CallDurations: Sendable {
     static let label = "storekeeper_apple_request_duration_seconds"
     /// Apple's statuses are a short documented list; past this many pairs (an Apple

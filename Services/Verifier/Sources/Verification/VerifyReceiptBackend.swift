@@ -65,7 +65,7 @@ final class VerifyReceiptBackend: ReceiptBackend {
 
     // `finish`, `fail` and `attempt` stay out of line: inlined, their values
     // would sit in `verify`'s async frame, which every call in flight holds
-    // while Apple answers (bench/README, "2026-11-28").
+    // while Apple answers (bench/JOURNAL.md, "2026-11-28").
 
     /// Apple's answer, normalized, unless the receipt is another bundle's.
     @inline(never)

@@ -65,7 +65,7 @@ struct VerifyRequestHandler: Sendable {
 
     // Every kind of request but a receipt is answered out of line: inlined
     // here, each kind's values would sit in `answer`'s async frame, which a
-    // receipt holds in its task all the while Apple answers (bench/README,
+    // receipt holds in its task all the while Apple answers (bench/JOURNAL.md,
     // "2026-11-28").
 
     @inline(never)
