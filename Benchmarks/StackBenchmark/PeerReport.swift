@@ -46,6 +46,7 @@ extension PeerComparison {
         case .fellBehind(let served): "fell behind, served \(fixed(served, 0))/s"
         case .failed: "over 1 % failed, no rate"
         case .backlogged: "backlogged from the start (median over Apple's slowest 4 s), no rate"
+        case .unanswered: "not one request answered (the server is gone), no rate; the search ends"
         }
     }
 

@@ -3,7 +3,9 @@
 // step (250/s by default), and a ratio of two such brackets spans 1.5-1.8
 // where the target is one number, 2. So when the miss gives no rate of its own
 // (failed, or backlogged), the bracket is halved `refinements` times: half way
-// between the last rate kept up with and the lowest missed.
+// between the last rate kept up with and the lowest missed. A step that
+// answered nothing ends the search: the server is gone, and a halving run
+// against it would narrow the bracket with steps that measured nothing.
 
 public struct RateSearch: Sendable {
     /// No halving leaves a bracket narrower than this: runs at one rate differ by about as much.
@@ -26,6 +28,7 @@ public struct RateSearch: Sendable {
     /// The rate to offer next; nil when the search is over.
     public mutating func next() -> Double? {
         guard let last = steps.last else { return rising.first }
+        if last.outcome == .unanswered { return nil }
         if last.outcome == .keptUp, steps.allSatisfy({ $0.outcome == .keptUp }) {
             return rising.first { $0 > last.offered }
         }

@@ -14,10 +14,15 @@ public enum RateStepOutcome: Sendable, Equatable {
     /// start (connections queued while thousands opened at once), so how
     /// latency grew from the first fifth says little of the rate served.
     case backlogged
+    /// Not one request answered: the server is gone (the floor, out of
+    /// descriptors, after a failed step). It says nothing of this rate.
+    case unanswered
 
     /// - Parameter slowest: Apple's slowest answer in the run; a server that keeps up answers its median sooner.
     public init(_ summary: LoadSummary, offered rate: Double, slowest: Duration) {
-        if summary.succeeded * 100 < summary.count * 99 {
+        if summary.count > 0, summary.succeeded == 0 {
+            self = .unanswered
+        } else if summary.succeeded * 100 < summary.count * 99 {
             self = .failed
         } else if summary.percentile(0.5) > slowest {
             // Before the growth: with a backlog already in the first fifth, the growth understates the shortfall.
@@ -31,7 +36,8 @@ public enum RateStepOutcome: Sendable, Equatable {
 }
 
 /// Where a server's sustained rate lies, from its steps: at least the highest
-/// rate it kept up with, at most the first it failed or backlogged at.
+/// rate it kept up with, at most the first it failed or backlogged at (or,
+/// with no such rate, the first where it answered nothing).
 public struct SustainedRate: Sendable, Equatable {
     /// At least this; 0 when it kept up with no rate offered.
     public let low: Double
@@ -62,6 +68,9 @@ public struct SustainedRate: Sendable, Equatable {
                 return
             case .failed, .backlogged:
                 high = step.offered
+            case .unanswered:
+                // A server already gone cannot narrow a bracket it left with a miss of its own.
+                if high == nil { high = step.offered }
             }
         }
         self.init(low: low, high: high)

@@ -50,6 +50,18 @@ import Testing
         #expect(search.sustained == SustainedRate(low: 1_180, high: 1_180))
     }
 
+    @Test func aServerThatAnswersNothingEndsTheSearchWithoutNarrowingIt() {
+        var search = RateSearch(rising: [2_500, 2_750, 3_000], refinements: 2)
+        for outcome: RateStepOutcome in [.keptUp, .failed, .unanswered, .keptUp] {
+            guard let rate = search.next() else { break }
+            search.record(offered: rate, outcome)
+        }
+        // 2,750 failed; the halving at 2,630 found the server gone: no further step, the bracket stays.
+        #expect(search.steps.map(\.offered) == [2_500, 2_750, 2_630])
+        #expect(search.next() == nil)
+        #expect(search.sustained == SustainedRate(low: 2_500, high: 2_750))
+    }
+
     @Test func nothingIsHalvedBelowTheFirstRateOrWhenNarrowOrWithoutRefinements() {
         #expect(search([1_000, 1_250], refinements: 2, keepsUpTo: 500).steps.map(\.offered) == [1_000])
         #expect(search([1_000, 1_080], refinements: 2, keepsUpTo: 1_050).steps.map(\.offered) == [1_000, 1_080])

@@ -57,5 +57,15 @@ import Testing
         #expect(RateStepOutcome(summary, offered: 2_000, slowest: .milliseconds(2_500)) == .backlogged)
         summary.add(latency: .seconds(10), outcome: "transport timeout")
         #expect(RateStepOutcome(summary, offered: 2_000, slowest: .seconds(4)) == .failed)
+        var gone = LoadSummary()
+        for _ in 0..<3 { gone.add(latency: .milliseconds(1), outcome: "transport connection refused") }
+        #expect(RateStepOutcome(gone, offered: 2_000, slowest: .seconds(4)) == .unanswered)
+    }
+
+    @Test func aStepAnsweredByNoOneBoundsItOnlyWhenNothingElseDid() {
+        #expect(SustainedRate(steps: [(2_500, .keptUp), (2_750, .unanswered)]) == SustainedRate(low: 2_500, high: 2_750))
+        #expect(
+            SustainedRate(steps: [(2_500, .keptUp), (2_750, .failed), (2_630, .unanswered)])
+                == SustainedRate(low: 2_500, high: 2_750))
     }
 }
