@@ -22,10 +22,7 @@ enum HopBenchmark {
         let endpoint = "tcp://127.0.0.1:\(freePort())"
         let echo = try spawn(
             CommandLine.arguments[0], arguments: [echoFlag, endpoint], environment: ProcessInfo.processInfo.environment)
-        defer {
-            echo.signal(SIGTERM)
-            echo.waitUntilExit()
-        }
+        defer { echo.terminateAndWait() }
         let context = ZMQContext()
         let client = EnvelopeClient(context: context, endpoint: endpoint, logger: Logger(label: "storekeeper.bench.hops"))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -49,10 +46,7 @@ enum HopBenchmark {
         let rawEcho = try spawn(
             CommandLine.arguments[0], arguments: [HopLatency.rawEchoFlag, rawEndpoint],
             environment: ProcessInfo.processInfo.environment)
-        defer {
-            rawEcho.signal(SIGKILL)
-            rawEcho.waitUntilExit()
-        }
+        defer { rawEcho.terminateAndWait(signal: SIGKILL) }
         let spreadOut = min(roundTrips / 20, 500)
         let bare = try HopLatency.throughBareLibzmq(
             endpoint: rawEndpoint, message: [try envelope.serializedBytes()], count: spreadOut)

@@ -83,10 +83,7 @@ let ledgerProcesses = options.ledgerEndpoint != nil ? [] : try endpoints.enumera
         ].merging(database.map { ["STOREKEEPER_DATABASE_URL": $0.urlText] } ?? [:]) { $1 }, binDir: options.binDir)
 }
 func stopLedgers() {
-    for ledger in ledgerProcesses {
-        ledger.signal(SIGTERM)
-        ledger.waitUntilExit()
-    }
+    for ledger in ledgerProcesses { ledger.terminateAndWait() }
     try? FileManager.default.removeItem(atPath: dataDirectory)
 }
 defer { stopLedgers() }

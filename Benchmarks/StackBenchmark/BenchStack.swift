@@ -82,10 +82,7 @@ struct BenchStack {
     struct NotReady: Error {}
 
     func stop() {
-        for (_, process) in members.reversed() {
-            process.signal(SIGTERM)
-            process.waitUntilExit()
-        }
+        for (_, process) in members.reversed() { process.terminateAndWait() }
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 

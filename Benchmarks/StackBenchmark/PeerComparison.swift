@@ -91,10 +91,7 @@ enum PeerComparison {
                 "STOREKEEPER_APPLE_SHARED_SECRET": BenchStack.secret, "STOREKEEPER_BUNDLE_IDS": "com.example.storekeeper",
             ]) { $1 },
             binDir: options.binDir)
-        defer {
-            simProcess.signal(SIGTERM)
-            simProcess.waitUntilExit()
-        }
+        defer { simProcess.terminateAndWait() }
         let contender = try await start(name, options, peersDirectory: peersDirectory, apple: link)
         current.withLock { $0 = (contender, simProcess) }
         let session = PeerSession(

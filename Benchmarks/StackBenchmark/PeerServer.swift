@@ -58,8 +58,7 @@ struct PeerServer: Sendable {
 
     func stop() {
         let tree = processTree(process.pid)
-        process.signal(SIGTERM)
-        process.waitUntilExit()
+        process.terminateAndWait()
         // Workers their parent left behind.
         for pid in tree.dropFirst() where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(atPath: dataDirectory)

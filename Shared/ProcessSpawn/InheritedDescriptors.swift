@@ -16,7 +16,12 @@ import Musl
 /// before; false then.
 @discardableResult
 func closeInheritedDescriptors(in actions: inout posix_spawn_file_actions_t) -> Bool {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-    guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return false }
-    return unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3) == 0
+    guard let addCloseFrom else { return false }
+    return addCloseFrom(&actions, 3) == 0
 }
+
+private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+/// Looked up once, not at every spawn.
+private let addCloseFrom: AddCloseFrom? = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np")
+    .map { unsafeBitCast($0, to: AddCloseFrom.self) }

@@ -172,6 +172,14 @@ public final class SpawnedProcess: Sendable {
         return reap(blocking: false)
     }
 
+    /// Sends `signal` and blocks until the child has exited (`waitUntilExit`): the benchmarks'
+    /// synchronous stop, with no grace period.
+    @discardableResult
+    public func terminateAndWait(signal number: Int32 = SIGTERM) -> Int32? {
+        signal(number)
+        return waitUntilExit()
+    }
+
     /// SIGTERM, then SIGKILL when it has not exited within `grace`; the status of the graceful
     /// stop, or nil when it had to be killed.
     public func stop(grace: Duration) async -> Int32? {
