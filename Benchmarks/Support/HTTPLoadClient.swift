@@ -22,14 +22,24 @@ public final class HTTPLoadClient: Sendable {
     /// Connections idle longer are closed instead of reused: the gateway closes idle ones after
     /// 10 s, and a request written as it does so fails with a read error, not a refused write.
     private static let maxIdle: Duration = .seconds(5)
+    /// How long an exchange waits for its answer before it closes the connection and
+    /// fails (`NoAnswerInTime`). A server at its open-file limit can leave connections
+    /// in its listen queue, completed by the kernel and never accepted: without this,
+    /// their requests, and the whole run, would wait forever. Far past any answer a
+    /// scenario expects: Apple's slowest is 6 s, and backlogged steps' medians reach 11 s.
+    private let answerTimeout: TimeAmount
 
     /// - Parameter group: where the connections live. NIO's singleton by
     ///   default: with it installed as Swift's global executor too, a request's
     ///   task and its connection share the event loops, and an answer wakes one
     ///   thread instead of two (a fifth off the generator's CPU per request in
     ///   the open loop).
-    public init(host: String, port: Int, group: any EventLoopGroup = NIOSingletons.posixEventLoopGroup) {
+    public init(
+        host: String, port: Int, group: any EventLoopGroup = NIOSingletons.posixEventLoopGroup,
+        answerTimeout: TimeAmount = .seconds(60)
+    ) {
         self.group = group
+        self.answerTimeout = answerTimeout
         self.host = host
         self.port = port
     }
@@ -52,12 +62,20 @@ public final class HTTPLoadClient: Sendable {
     /// The write was refused before the request went out: the connection was closed.
     struct StaleConnection: Error {}
 
+    /// No answer within `answerTimeout`; the connection was closed.
+    public struct NoAnswerInTime: Error {}
+
     private func exchange(_ head: HTTPRequestHead, _ body: ByteBuffer, on channel: any Channel) async throws -> HTTPExchangeResult {
         let promise = channel.eventLoop.makePromise(of: HTTPExchangeResult.self)
         // A refused write never reaches the handler: it must end the exchange, or the exchange waits forever.
         let written = channel.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { _ in promise.fail(StaleConnection()) }
         channel.writeAndFlush(Exchange(head: head, body: body, promise: promise), promise: written)
+        // On the channel's loop, as the handler's own errors: it fails the exchange and closes.
+        let timeout = channel.eventLoop.scheduleTask(in: answerTimeout) {
+            channel.pipeline.fireErrorCaught(NoAnswerInTime())
+        }
+        defer { timeout.cancel() }
         let result = try await promise.futureResult.get()
         if channel.isActive { idle.withLock { $0.append((channel, .now)) } }
         return result

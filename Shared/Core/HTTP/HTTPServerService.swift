@@ -68,12 +68,21 @@ where Responder.Context: InitializableFromSource<ApplicationRequestContextSource
             }
         }
         try await server.buildServer(
-            configuration: ServerConfiguration(address: address, serverName: nil),
+            configuration: ServerConfiguration(address: address, serverName: nil, backlog: listenBacklog),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
             responder: respond, onServerRunning: onServerRunning
         ).run()
     }
 }
+
+/// The queue of connections the kernel completes before the server accepts
+/// them: as long as the system allows (Linux caps it at `net.core.somaxconn`,
+/// 4,096 by default). Hummingbird's 256 overflowed whenever new clients came
+/// faster than an event loop busy with thousands of connections took them
+/// (4 per wake-up): the kernel then drops their handshakes, and each client
+/// waits for its retransmission, 1 s later, then 3 s, 7 s (bench/JOURNAL.md,
+/// "2026-11-29, 15:40").
+private let listenBacklog = 65_535
 
 /// Ends a connection whose next request failed to parse while an answer was being written.
 struct ParseErrorWhileWritingResponse: Error {}

@@ -177,7 +177,9 @@ def serve(host, port):
     app.router.add_post("/v1/receipts", receipts)
     app.router.add_get("/readyz", readyz)
     app.cleanup_ctx.append(start)
-    web.run_app(app, host=host, port=port, reuse_port=True, print=None, access_log=None)
+    # The listen queue Storekeeper's gateway asks for (HTTPServerService), capped
+    # by the kernel at net.core.somaxconn; aiohttp's default is 128.
+    web.run_app(app, host=host, port=port, reuse_port=True, backlog=65535, print=None, access_log=None)
 
 
 if __name__ == "__main__":
