@@ -109,8 +109,11 @@ import Testing
 
     @Test func appleTroubleIsRetriedUntilItSucceeds() async throws {
         try await withPool { pool, _ in
-            try await pool.simulator.setFaults("production", ["rate_503": 0.3, "rate_21005": 0.2])
-            for _ in 0..<6 {
+            // Three calls in ten fail. At one in two, this test failed twice in 20 runs on a
+            // loaded box: a run of failures whose back-off (and the circuit breaker's pauses)
+            // outlasted the 30 s deadline. Ten receipts still meet about three failures.
+            try await pool.simulator.setFaults("production", ["rate_503": 0.2, "rate_21005": 0.1])
+            for _ in 0..<10 {
                 let (receipt, _) = try await pool.simulator.purchase(
                     product: "com.example.gems", type: "consumable", environment: "production")
                 let answer = try await pool.verify(receipt, deadline: .seconds(30))
