@@ -292,7 +292,12 @@ let package = Package(
         ),
         // The benchmark's own arithmetic (its figures are only as good as it).
         .testTarget(
-            name: "BenchmarkSupportTests", dependencies: ["BenchmarkSupport", "ProcessSpawn"], path: "Tests/BenchmarkSupportTests",
+            name: "BenchmarkSupportTests",
+            dependencies: [
+                "BenchmarkSupport", "ProcessSpawn",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/BenchmarkSupportTests",
             swiftSettings: strict),
         // Heavy load on real sockets (hundreds to thousands of transfers at once): out of the unit
         // targets so that `swift test --filter` on one stays quick; `swift test` (scripts/test.sh, CI) runs it.

@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import ProcessSpawn
 import Testing
 import ZeroMQ
 
@@ -77,19 +76,8 @@ struct DiskFaultTests {
         #expect(await ledger.stop() == 0)
     }
 
-    struct LimitFailed: Error {
-        let status: Int32?
-        let output: String
-    }
-
     /// Sets the running process's RLIMIT_FSIZE soft limit (the hard limit stays as it is).
-    /// Not with Foundation's `Process`, which crashed the test run here: `SpawnedProcess` says why.
     static func limitFileSize(of pid: pid_t, to soft: String) async throws {
-        let output = OutputBuffer()
-        let prlimit = try SpawnedProcess(
-            path: "/usr/bin/prlimit", arguments: ["--pid", "\(pid)", "--fsize=\(soft):"], environment: [:],
-            onOutput: { output.append($0) })
-        let status = await prlimit.waitForExit(timeout: .seconds(30))
-        guard status == 0 else { throw LimitFailed(status: status, output: output.text) }
+        try await runTool("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(soft):"])
     }
 }

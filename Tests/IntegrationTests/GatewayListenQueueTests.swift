@@ -1,5 +1,4 @@
 import Foundation
-import ProcessSpawn
 import Testing
 
 /// The gateway's listening socket queues as many completed connections as the
@@ -31,15 +30,11 @@ struct GatewayListenQueueTests {
     /// The kernel's limit on a listening socket's queue of completed connections,
     /// as `ss` reads it (`Send-Q` of a socket in LISTEN, through sock_diag).
     static func listenQueueLength(port: Int) async throws -> Int {
-        let output = OutputBuffer()
-        let ss = try SpawnedProcess(
-            path: "/usr/bin/ss", arguments: ["-ltnH", "sport = :\(port)"], environment: [:],
-            onOutput: { output.append($0) })
-        let status = await ss.waitForExit(timeout: .seconds(30))
+        let listing = try await runTool("/usr/bin/ss", ["-ltnH", "sport = :\(port)"])
         // LISTEN  0  4096  127.0.0.1:PORT  0.0.0.0:*
-        let fields = output.text.split(whereSeparator: \.isWhitespace)
-        guard status == 0, fields.count >= 4, fields[0] == "LISTEN", let length = Int(fields[2]) else {
-            throw UnexpectedListing(output: output.text)
+        let fields = listing.split(whereSeparator: \.isWhitespace)
+        guard fields.count >= 4, fields[0] == "LISTEN", let length = Int(fields[2]) else {
+            throw UnexpectedListing(output: listing)
         }
         return length
     }

@@ -85,6 +85,24 @@ final class ChildProcess: Sendable {
     }
 }
 
+/// A system tool a test runs to its end (`prlimit`, `ss`): its output, or why it failed.
+/// Not with Foundation's `Process`, which crashed the test run here: `SpawnedProcess` says why.
+@discardableResult
+func runTool(_ path: String, _ arguments: [String]) async throws -> String {
+    let output = OutputBuffer()
+    let tool = try SpawnedProcess(path: path, arguments: arguments, environment: [:], onOutput: { output.append($0) })
+    let status = await tool.waitForExit(timeout: .seconds(30))
+    guard status == 0 else { throw ToolFailed(command: ([path] + arguments).joined(separator: " "), status: status, output: output.text) }
+    return output.text
+}
+
+struct ToolFailed: Error {
+    let command: String
+    /// nil: it did not end within 30 s.
+    let status: Int32?
+    let output: String
+}
+
 /// What a child wrote so far, filled from the pipe's reader thread.
 final class OutputBuffer: Sendable {
     private let buffer = Mutex("")
