@@ -72,8 +72,9 @@ extension ZMQSocketLoop {
         return error
     }
 
-    /// Turns until a stop is requested, waiting in `poll` (finite) on
-    /// `ZMQ_FD` and the pipe whenever a turn finds nothing to do.
+    /// Turns until a stop is requested, waiting in `poll` on `ZMQ_FD` and the
+    /// pipe whenever a turn finds nothing to do: with no time-out unless a
+    /// blocked send needs a retry timer.
     ///
     /// After a turn with traffic, the next `busyTurns` idle turns yield the
     /// core and look (time-out 0) instead of sleeping: a message just handed
@@ -86,13 +87,13 @@ extension ZMQSocketLoop {
         var serving = ServingState()
         while true {
             guard case .idle(let hasOutgoing) = try turnUntilIdle(socket, &serving, handler: handler) else { return }
-            let timeout: Int
+            let timeout: Int?
             if serving.busyTurnsLeft > 0 {
                 serving.busyTurnsLeft -= 1
                 sched_yield()
                 timeout = 0
             } else {
-                timeout = min(serving.retryMilliseconds(hasOutgoing: hasOutgoing) ?? .max, pollIntervalMilliseconds)
+                timeout = serving.retryMilliseconds(hasOutgoing: hasOutgoing)
             }
             let ready = try ZMQPoller.readable([signal, wakeup.readEnd], timeoutMilliseconds: timeout)
             if ready[1] { wakeup.drain() }

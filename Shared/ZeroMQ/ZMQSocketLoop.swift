@@ -11,10 +11,12 @@ import Synchronization
 /// on Swift's cooperative pool (two threads on a 2-core machine: one blocked
 /// call would stall half the process). So `run()` starts one dedicated
 /// thread, which creates the socket, runs `configure` on it (bind or connect,
-/// options), and then loops: it waits in `poll` (never longer than
-/// `pollIntervalMilliseconds`) on the socket's signal descriptor (`ZMQ_FD`)
-/// and on the read end of a self-pipe, moves messages between libzmq and two
-/// queues, and at the end closes the socket on that same thread.
+/// options), and then loops: it waits in `poll` on the socket's signal
+/// descriptor (`ZMQ_FD`) and on the read end of a self-pipe, moves messages
+/// between libzmq and two queues, and at the end closes the socket on that
+/// same thread. The wait has no time-out (only a send blocked on an
+/// unreliable `ZMQ_POLLOUT` retries on a timer): every reason to turn signals
+/// one of the two descriptors, so an idle socket's thread never wakes.
 ///
 /// Async callers meet the thread in a state machine
 /// (`SocketLoopStateMachine`) behind a `Mutex`, and every libzmq call on the
@@ -104,7 +106,6 @@ public final class ZMQSocketLoop: Sendable {
     public let type: ZMQSocketType
     let context: ZMQContext
     let configure: @Sendable (ZMQSocket) throws -> Void
-    let pollIntervalMilliseconds: Int
     /// Serves the socket in its turns instead of a thread of the loop's own; nil for a thread.
     let host: (any DescriptorHost)?
     let logger: Logger
@@ -115,12 +116,6 @@ public final class ZMQSocketLoop: Sendable {
     /// - Parameters:
     ///   - inboxLimit: received messages held for `receive` before the thread
     ///     stops reading the socket.
-    ///   - pollIntervalMilliseconds: the longest wait in `poll` (1...1000); the
-    ///     thread re-checks its state at least this often. Every event that
-    ///     needs the thread wakes it (`ZMQ_FD`, or the pipe for sends, receives
-    ///     taken from a full inbox and stops), so this is only a safety net, and
-    ///     an idle socket should not pay for it: at 100 ms an idle stack's
-    ///     processes woke 35-53 times a second.
     ///   - host: another loop's thread to serve the socket on (see
     ///     `HostedSocketLoop`), for a socket whose messages that thread handles
     ///     anyway: one thread wakes per message instead of two. When it has
@@ -130,16 +125,14 @@ public final class ZMQSocketLoop: Sendable {
     ///   - configure: runs on the socket's thread before anything else: bind
     ///     or connect, set options. What it throws ends `run()`.
     public init(
-        context: ZMQContext, type: ZMQSocketType, inboxLimit: Int = 10_000, pollIntervalMilliseconds: Int = 1_000,
+        context: ZMQContext, type: ZMQSocketType, inboxLimit: Int = 10_000,
         host: (any DescriptorHost)? = nil,
         logger: Logger = Logger(label: "storekeeper.zeromq", factory: { _ in SwiftLogNoOpLogHandler() }),
         configure: @escaping @Sendable (ZMQSocket) throws -> Void
     ) {
-        precondition((1...1_000).contains(pollIntervalMilliseconds), "pollIntervalMilliseconds must be in 1...1000")
         self.context = context
         self.type = type
         self.configure = configure
-        self.pollIntervalMilliseconds = pollIntervalMilliseconds
         self.host = host
         var logger = logger
         logger[metadataKey: "zmq.socket.type"] = "\(type)"

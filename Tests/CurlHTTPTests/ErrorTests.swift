@@ -19,6 +19,21 @@ import Glibc
         }
     }
 
+    /// An idle loop waits with no time-out, so curl's timers are all that
+    /// ends a call nobody answers: one lost (curl calls the timer callback
+    /// only when its earliest time-out changes, in whole milliseconds) would
+    /// hang its call for good. Many short time-outs in a row, each must end.
+    @Test(.timeLimit(.minutes(1))) func everyShortTimeOutInARowEnds() async throws {
+        try await Harness.with { harness in
+            for attempt in 0..<60 {
+                let error = await failure { () async throws(HTTPClientError) in
+                    try await harness.get("/hang", totalTimeout: .milliseconds(15 + attempt % 7))
+                }
+                #expect(error == .timedOut, "attempt \(attempt)")
+            }
+        }
+    }
+
     @Test func closedPortThrowsConnectFailed() async throws {
         // A socket bound to a port but not listening: the kernel answers a
         // connect with a reset, and nobody else can take the port meanwhile.

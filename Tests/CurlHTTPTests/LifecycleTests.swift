@@ -78,6 +78,28 @@ import Testing
         }
     }
 
+    /// A request whose time-out ran out while it waited in the queue fails
+    /// in the turn that takes it, before curl sees it: no socket or timer of
+    /// curl's would ever wake the loop for that answer, and an idle loop's
+    /// wait has no time-out.
+    @Test(.timeLimit(.minutes(1))) func aRequestWhoseTimeRanOutInTheQueueFailsWhenTheLoopTakesIt() async throws {
+        try await TestServer.with { server in
+            let client = CurlHTTPClient(logger: .quiet)
+            let call = Task {
+                await outcome { () async throws(HTTPClientError) in
+                    try await client.execute(
+                        HTTPRequest(method: .get, url: server.url("/status/202"), totalTimeout: .milliseconds(20)))
+                }
+            }
+            while client.queuedRequestCount == 0 { await Task.yield() }
+            try await Task.sleep(for: .milliseconds(50))  // its 20 ms pass in the queue
+            let run = Task { try await client.run() }
+            #expect(await call.value.failure == .timedOut)
+            run.cancel()
+            try await run.value
+        }
+    }
+
     @Test func sequentialRequestsReuseOneConnection() async throws {
         let requests = 20
         try await Harness.with { harness in

@@ -97,6 +97,30 @@ import ZeroMQTestSupport
         }
     }
 
+    /// With no transfer and no message, the curl loop waits with no time-out:
+    /// idle, its thread never wakes (it woke every second when its wait had a
+    /// cap), and a message for its guest still does.
+    @Test func anIdleCurlLoopWithAHostedSocketNeverWakesUntilAMessageComes() async throws {
+        let (router, endpoint) = try router()
+        defer { router.close() }
+        try await withRunningClient { client in
+            let thread = Latest<ThreadWakeups>()
+            let dealer = ZMQSocketLoop(context: zmq, type: .dealer, host: client) { socket in
+                thread.set(.current())
+                try socket.setRoutingID(Array("idle".utf8))
+                try socket.connect(endpoint)
+            }
+            try await withRunning([dealer]) {
+                try await dealer.send([Array("up".utf8)])
+                #expect(try await router.receive(within: .seconds(10)) == [Array("idle".utf8), Array("up".utf8)])
+                let wakeups = try #require(thread.current, "configured on the curl loop's thread")
+                #expect(await wakeups.over(.milliseconds(2_500)) == 0)
+                #expect(try router.send([Array("idle".utf8), Array("down".utf8)]))
+                #expect(try await dealer.receive() == [Array("down".utf8)])
+            }
+        }
+    }
+
     @Test func aHostedSendWaitsAtTheHighWaterMarkAndGoesOnceThePeerReads() async throws {
         let puller = try ZMQSocket(context: zmq, type: .pull)
         defer { puller.close() }

@@ -26,7 +26,7 @@ import Testing
             let endpoint = try await bound.wait()
             let names = ["dealer-a", "dealer-b"]
             let dealers = names.map { name in
-                ZMQSocketLoop(context: context, type: .dealer, pollIntervalMilliseconds: 1_000) { socket in
+                ZMQSocketLoop(context: context, type: .dealer) { socket in
                     try socket.setRoutingID(bytes(name))
                     try socket.connect(endpoint)
                 }

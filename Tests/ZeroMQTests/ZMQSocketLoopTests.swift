@@ -137,16 +137,39 @@ import ZeroMQTestSupport
         await #expect(throws: ZMQSocketLoop.Closed()) { try await loop.receive() }
     }
 
+    /// The thread waits with no time-out: idle, nothing wakes it (it woke
+    /// every second when its wait had a cap), and a message still does.
+    @Test func anIdleLoopsThreadNeverWakesUntilAMessageComes() async throws {
+        let thread = Box<ThreadWakeups>()
+        let loop = ZMQSocketLoop(context: context, type: .pull) { socket in
+            thread.set(.current())
+            try socket.bind("inproc://idle")
+        }
+        let pusher = try ZMQSocket(context: context, type: .push)
+        defer { pusher.close() }
+        try pusher.setLinger(milliseconds: 0)
+        try await withRunning([loop]) {
+            let wakeups = try await thread.wait()
+            try pusher.connect("inproc://idle")
+            #expect(try pusher.send([bytes("first")]))
+            #expect(try await loop.receive() == [bytes("first")])
+            #expect(await wakeups.over(.milliseconds(2_500)) == 0)
+            #expect(try pusher.send([bytes("second")]))
+            #expect(try await loop.receive() == [bytes("second")])
+        }
+    }
+
     @Test func contextShutdownEndsRunNormally() async throws {
         let context = ZMQContext()
-        let configured = Box<Bool>()
+        let thread = Box<ThreadWakeups>()
         let loop = ZMQSocketLoop(context: context, type: .sub) { socket in
             try socket.connect("inproc://no-publisher-yet")
-            configured.set(true)
+            thread.set(.current())
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await loop.run() }
-            _ = try await configured.wait()
+            // Once the thread waits with no time-out, only the shutdown's signal can end the wait.
+            #expect(try await thread.wait().over(.zero) != nil)
             context.shutdown()
             try await group.waitForAll()
         }

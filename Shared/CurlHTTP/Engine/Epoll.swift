@@ -62,11 +62,12 @@ final class Epoll {
         _ = epoll_ctl(descriptor, EPOLL_CTL_DEL, socket, nil)
     }
 
-    /// Waits up to `timeoutMilliseconds` (never infinite) and calls `body`
-    /// with each ready socket, its tag and its curl `CURL_CSELECT_*` flags.
-    /// Drains a wake-up instead of reporting it. Returns `false` when epoll fails.
-    func wait(timeoutMilliseconds: Int32, _ body: (_ socket: Int32, _ tag: UInt32, _ flags: Int32) -> Void) -> Bool {
-        let count = epoll_wait(descriptor, &events, Int32(events.count), max(0, timeoutMilliseconds))
+    /// Waits up to `timeoutMilliseconds` (nil: until a socket or a wake-up is
+    /// ready) and calls `body` with each ready socket, its tag and its curl
+    /// `CURL_CSELECT_*` flags. Drains a wake-up instead of reporting it.
+    /// Returns `false` when epoll fails.
+    func wait(timeoutMilliseconds: Int32?, _ body: (_ socket: Int32, _ tag: UInt32, _ flags: Int32) -> Void) -> Bool {
+        let count = epoll_wait(descriptor, &events, Int32(events.count), timeoutMilliseconds.map { max(0, $0) } ?? -1)
         guard count >= 0 else { return errno == EINTR }
         for index in 0..<Int(count) {
             let (data, ready) = (events[index].data.u64, events[index].events)

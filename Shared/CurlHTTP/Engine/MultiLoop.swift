@@ -18,11 +18,11 @@ import OSThread
 ///
 /// Each turn: run the task jobs queued for this thread (`CurlLoopExecutor`),
 /// take new requests and cancellations from `SharedState`, wait in epoll
-/// (never longer than `waitCapMilliseconds`, so a lost wake-up costs at most
-/// that; a job queued since wakes it), act on ready sockets and expired
-/// timers, and hand finished transfers back.
+/// until a socket is ready, curl's timer or a guest's deadline is due, or
+/// a wake-up comes (a job, a request or a stop queued since writes one), act
+/// on ready sockets and expired timers, and hand finished transfers back.
+/// With none of these, the wait has no time-out: an idle loop never wakes.
 final class MultiLoop {
-    static let waitCapMilliseconds: Int32 = 1_000
     /// A client gets one shard per this many connections it may hold to one
     /// host (at least one shard, at most `maxShards`), which bounds the
     /// length of libcurl's walks (see `MultiShard`).
@@ -107,7 +107,9 @@ final class MultiLoop {
                 if let transfer = active.removeValue(forKey: id) { retire(transfer) }
             }
             if work.stop { return nil }
-            var results = start(work.started)
+            // Requests that fail before curl sees them (time spent queued used up their
+            // time-out) are answered now: nothing would wake the wait below for them.
+            shared.complete(start(work.started))
             // Attached before the wait: a guest adopted before the loop ran woke nothing.
             guests.attach(taken.guests) { epoll.watch($0, tag: Self.guestTag, readable: true, writable: false, isNew: true) }
             let waited = epoll.wait(timeoutMilliseconds: waitMilliseconds()) { socket, tag, flags in
@@ -121,6 +123,7 @@ final class MultiLoop {
             for index in timers.takeDue(now: ShardTimers.now) {
                 act(shards[index], socket: CURL_SOCKET_BAD, flags: 0)  // CURL_SOCKET_TIMEOUT
             }
+            var results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)] = []
             collectFinished(from: &acted, into: &results)
             shared.complete(results)
             if let failure { return failure }
@@ -132,9 +135,9 @@ final class MultiLoop {
         epoll.unwatch(descriptor, tag: Self.guestTag)
     }
 
-    /// Until the earliest of curl's timers and the guests' deadlines, capped;
-    /// 0 when one is due or a guest is ready.
-    private func waitMilliseconds() -> Int32 {
+    /// Until the earliest of curl's timers and the guests' deadlines; 0 when
+    /// one is due or a guest is ready; nil when there is neither.
+    private func waitMilliseconds() -> Int32? {
         if guests.hasReady { return 0 }
         var wait = timers.millisecondsUntilEarliest(now: ShardTimers.now)
         if let deadline = guests.earliestDeadline {
@@ -142,6 +145,6 @@ final class MultiLoop {
             let guestWait = left <= .zero ? 0 : left.curlMilliseconds
             wait = min(wait ?? guestWait, guestWait)
         }
-        return Int32(min(Int(Self.waitCapMilliseconds), wait ?? Int(Self.waitCapMilliseconds)))
+        return wait.map { Int32(clamping: $0) }
     }
 }
