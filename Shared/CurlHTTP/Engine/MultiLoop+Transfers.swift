@@ -6,7 +6,7 @@ extension MultiLoop {
     static let maxIdleEasyHandles = 256
 
     /// Puts newly taken requests into curl; returns failures of those it could not.
-    func start(_ requests: [QueuedRequest]) -> [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)] {
+    func start(_ requests: [QueuedRequest]) -> [TransferOutcome] {
         let now = ContinuousClock.now
         return requests.compactMap { queued in
             start(queued, now: now).map { (queued.id, .failure($0)) }
@@ -56,20 +56,18 @@ extension MultiLoop {
     }
 
     /// Reads curl's finished transfers from the shards it acted on (`acted`,
-    /// cleared here) and turns each into a result. A transfer finishes only
+    /// cleared here) and returns the outcome of each. A transfer finishes only
     /// inside `curl_multi_socket_action`.
-    func collectFinished(
-        from acted: inout [Bool], into results: inout [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]
-    ) {
+    func collectFinished(from acted: inout [Bool]) -> [TransferOutcome] {
+        var results: [TransferOutcome] = []
         for index in acted.indices where acted[index] {
             acted[index] = false
             collectFinished(from: shards[index], into: &results)
         }
+        return results
     }
 
-    private func collectFinished(
-        from shard: MultiShard, into results: inout [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]
-    ) {
+    private func collectFinished(from shard: MultiShard, into results: inout [TransferOutcome]) {
         var remainingMessages: Int32 = 0
         while let message = curl_multi_info_read(shard.multi, &remainingMessages) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }

@@ -123,9 +123,7 @@ final class MultiLoop {
             for index in timers.takeDue(now: ShardTimers.now) {
                 act(shards[index], socket: CURL_SOCKET_BAD, flags: 0)  // CURL_SOCKET_TIMEOUT
             }
-            var results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)] = []
-            collectFinished(from: &acted, into: &results)
-            shared.complete(results)
+            shared.complete(collectFinished(from: &acted))
             if let failure { return failure }
             if !waited { return CURLM_INTERNAL_ERROR }
         }

@@ -4,6 +4,9 @@ import Synchronization
 /// Where a waiting `execute` call is resumed.
 typealias ResponseContinuation = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
 
+/// A request's end, as the loop hands it back: its id and what `execute` returns.
+typealias TransferOutcome = (id: UInt64, result: Result<HTTPResponse, HTTPClientError>)
+
 /// The `ClientStateMachine` behind a lock, plus the means to wake the loop.
 /// Callers' tasks and the loop thread meet only here.
 ///
@@ -122,7 +125,7 @@ final class SharedState: Sendable {
     }
 
     /// Resumes the callers of finished transfers, all under one lock acquisition.
-    func complete(_ results: [(id: UInt64, result: Result<HTTPResponse, HTTPClientError>)]) {
+    func complete(_ results: [TransferOutcome]) {
         guard !results.isEmpty else { return }
         let continuations = locked.withLock { state in
             results.map { state.machine.complete(id: $0.id) }

@@ -1,13 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Foundation
 
 /// How often one of this process's threads was switched in, read from the
-/// kernel (`/proc/self/task/<tid>/status`): the test of a loop that must not
-/// wake while idle. A thread blocked in `poll` or `epoll_wait` counts nothing
-/// until something wakes it.
+/// kernel (`/proc/self/task/<tid>/status`, as the benchmarks' `contextSwitches`
+/// reads a whole process): the test of a loop that must not wake while idle.
+/// A thread blocked in `poll` or `epoll_wait` counts nothing until something
+/// wakes it.
 public struct ThreadWakeups: Sendable {
     public let threadID: Int32
 
@@ -15,29 +12,19 @@ public struct ThreadWakeups: Sendable {
     /// loop's `configure` does). `/proc/thread-self` links to
     /// `<pid>/task/<tid>` (Glibc's Swift module has neither `gettid` nor `SYS_gettid`).
     public static func current() -> ThreadWakeups {
-        var target = [CChar](repeating: 0, count: 64)
-        let length = readlink("/proc/thread-self", &target, target.count - 1)
-        let link = length > 0 ? String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
         return ThreadWakeups(threadID: Int32(link.split(separator: "/").last ?? "") ?? -1)
     }
 
     /// Voluntary plus involuntary context switches so far; nil when the
-    /// thread is gone or the file cannot be read.
+    /// thread is gone or its status cannot be read.
     public var count: Int? {
-        guard let file = fopen("/proc/self/task/\(threadID)/status", "r") else { return nil }
-        defer { fclose(file) }
-        var total = 0
-        var found = 0
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            for key in ["voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"] where text.hasPrefix(key) {
-                guard let value = Int(text.dropFirst(key.count).filter { !$0.isWhitespace }) else { return nil }
-                total += value
-                found += 1
-            }
-        }
-        return found == 2 ? total : nil
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(threadID)/status", encoding: .utf8)
+        else { return nil }
+        let counts = status.split(separator: "\n")
+            .filter { $0.hasPrefix("voluntary_ctxt_switches:") || $0.hasPrefix("nonvoluntary_ctxt_switches:") }
+            .compactMap { Int($0.split(separator: "\t").last ?? "") }
+        return counts.count == 2 ? counts.reduce(0, +) : nil
     }
 
     /// The switches over `window` once the thread has settled (no switch in
